@@ -1,0 +1,99 @@
+// The resolved configuration of one experiment: what a Lua script produces
+// after validation (scripts/) and what the learner runs. Plain values only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace moonseed::engine {
+
+struct EnvConfig {
+  std::string id = "CartPole-v1";
+  std::vector<std::pair<std::string, double>> options;  // passed to envs::make_env
+};
+
+struct ModelConfig {
+  std::string kind = "mlp";             // only "mlp" for now
+  std::vector<int64_t> hidden = {64, 64};
+  std::string activation = "tanh";      // "tanh" | "relu"
+  bool shared_torso = false;            // policy and value share hidden layers
+  double init_log_std = -0.5;           // Gaussian policies: initial log std
+};
+
+struct VTraceConfig {
+  double gamma = 0.99;
+  double lambda = 1.0;
+  double rho_clip = 1.0;
+  double pg_rho_clip = 1.0;
+  double c_clip = 1.0;
+  double baseline_cost = 0.5;
+  double entropy_cost = 2.5e-4;
+};
+
+struct OptimizerConfig {
+  std::string kind = "adam";   // "adam" | "rmsprop"
+  double lr = 6e-4;
+  double eps = 1e-8;           // Adam eps; RMSProp eps
+  double rmsprop_alpha = 0.99;
+  double rmsprop_momentum = 0.0;
+  double max_grad_norm = 40.0; // 0 disables clipping
+  double lr_decay_frames = 0;  // linear decay to 0 over this many frames, 0 = constant
+};
+
+struct TopologyConfig {
+  int actors = 2;
+  int envs_per_actor = 32;
+  int groups_per_actor = 2;
+  std::string transport = "unix";  // "unix" | "tcp"
+  std::string listen;              // "" = choose (unix: RUN_DIR/learner.sock; tcp: 127.0.0.1:0)
+};
+
+struct InferenceConfig {
+  int max_batch = 64;        // envs per forward pass
+  int deadline_us = 1000;    // a batch runs when its oldest request is this old
+  std::string device = "auto";  // "auto" | "cpu" | "cuda"
+};
+
+struct LearnerConfig {
+  int batch = 32;            // unrolls per training step
+  int unroll = 20;           // T: steps per unroll (T+1 stored, overlap 1)
+  int queue_capacity = 256;  // unrolls in the FIFO before actors are held back
+  int torch_threads = 1;     // intra-op threads of the training thread
+};
+
+struct StopConfig {
+  int64_t frames = 0;        // 0 = no limit
+  double seconds = 0;        // 0 = no limit
+  double return_mean = 0;    // stop once mean return over the last 100 episodes reaches it; 0 = off
+};
+
+struct LogConfig {
+  double interval_s = 1.0;   // progress line and metrics.jsonl cadence
+  bool progress = true;      // print the live progress line
+};
+
+struct CheckpointConfig {
+  double interval_s = 300;   // 0 = only at the end
+  int keep = 3;              // newest checkpoints kept
+};
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  std::string algo = "vtrace";
+  uint64_t seed = 1;
+  std::string runs_dir = "runs";  // run directories are created under it
+  EnvConfig env;
+  ModelConfig model;
+  VTraceConfig vtrace;
+  OptimizerConfig optimizer;
+  TopologyConfig topology;
+  InferenceConfig inference;
+  LearnerConfig learner;
+  StopConfig stop;
+  LogConfig log;
+  CheckpointConfig checkpoint;
+};
+
+}  // namespace moonseed::engine

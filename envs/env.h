@@ -1,0 +1,57 @@
+// The environment interface every built-in or user environment implements.
+//
+// Thread-safety: an Env is used by one thread at a time. Envs are cheap to
+// create; the actor owns one per slot.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "envs/spec.h"
+
+namespace moonseed::envs {
+
+struct StepResult {
+  float reward = 0.f;
+  bool terminated = false;  // a terminal state of the MDP: no bootstrap
+  bool truncated = false;   // time limit or other cut: bootstrap through it
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  virtual const EnvSpec& spec() const = 0;
+
+  // Starts an episode. Seeds the env's generator when `seed` is set (as
+  // Gymnasium's reset(seed=...)); otherwise continues the current generator.
+  // Writes the first observation to `obs` (spec().observation.byte_size() bytes).
+  virtual void reset(std::optional<uint64_t> seed, void* obs) = 0;
+
+  // Applies `action` (int32 index for discrete spaces, float32[numel] for
+  // boxes) and writes the next observation. After terminated or truncated the
+  // caller must reset() before stepping again; stepping anyway is a caller bug.
+  virtual StepResult step(const void* action, void* obs) = 0;
+
+  // The complete internal state (physics, step counter, generator), such that
+  // set_state(get_state()) on any env of the same id continues identically.
+  virtual std::vector<double> get_state() const = 0;
+  // Throws std::invalid_argument when `state` has the wrong size for this env.
+  virtual void set_state(const std::vector<double>& state) = 0;
+};
+
+// Options an env accepts by name (e.g. "max_episode_steps"); unknown names are
+// an error, never silently ignored.
+using EnvOptions = std::vector<std::pair<std::string, double>>;
+
+// Creates a built-in env by Gymnasium id. Throws std::invalid_argument naming
+// the id (with the list of known ids) or the unknown option.
+std::unique_ptr<Env> make_env(const std::string& id, const EnvOptions& options = {});
+
+// Ids make_env knows, sorted.
+std::vector<std::string> env_ids();
+
+}  // namespace moonseed::envs

@@ -1,0 +1,78 @@
+// The actor-learner protocol in plain C++ types. These are what the engine and
+// the actor loop see; the Cap'n Proto encoding of them stays inside rpc/.
+//
+// Stream: Hello -> Welcome, then StepBatch -> ActionBatch (many in flight, one
+// reply per batch, matched by `seq`), ConfigUpdate pushed by the learner at any
+// time, Bye from either side.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "envs/spec.h"
+
+namespace moonseed::rpc {
+
+constexpr uint32_t kProtocolVersion = 1;
+
+struct Hello {
+  uint32_t protocol_version = kProtocolVersion;
+  int32_t actor_id = -1;     // requested id; -1 lets the learner choose
+  std::string host;          // for logs
+  int32_t pid = 0;
+  std::string auth_token;    // empty on Unix sockets
+};
+
+// Everything an actor needs to run: the learner owns the experiment.
+struct Welcome {
+  std::string run_id;
+  int32_t actor_id = 0;
+  std::string env_id;                                    // make_env id
+  std::vector<std::pair<std::string, double>> env_options;
+  envs::EnvSpec env_spec;    // the actor checks its envs produce exactly this spec
+  uint32_t num_envs = 0;     // envs this actor runs
+  uint32_t num_groups = 2;   // envs are split in groups that alternate
+  uint64_t seed = 0;         // env i of this actor is seeded with seed + i at first reset
+  uint64_t config_version = 0;
+};
+
+// Per-env flags in StepBatch::flags.
+enum StepFlag : uint8_t {
+  kFirst = 1,       // obs is the first of an episode (reward is 0)
+  kTerminated = 2,  // the previous action ended the episode in a terminal state
+  kTruncated = 4,   // the previous action hit the time limit
+};
+
+// Observations of `count` consecutive envs of one actor, [env_begin, env_begin+count).
+// When an episode ends, the final observation is sent with kTerminated or
+// kTruncated; the learner's action for it is ignored and the next message
+// for that env carries the reset observation with kFirst (Gymnasium's
+// "next step" autoreset), so the final observation is never lost.
+struct StepBatch {
+  uint64_t seq = 0;
+  uint32_t env_begin = 0;
+  uint32_t count = 0;
+  uint64_t config_version = 0;
+  std::vector<uint8_t> observations;  // count * observation.byte_size(), env-major
+  std::vector<float> rewards;         // count, reward of the previous action
+  std::vector<uint8_t> flags;         // count, StepFlag bits
+};
+
+// Actions for the envs of the StepBatch with the same `seq`.
+struct ActionBatch {
+  uint64_t seq = 0;
+  std::vector<uint8_t> actions;  // count * action.byte_size(): int32 or float32[n]
+};
+
+// Hot configuration pushed to actors (applied at their next unroll boundary).
+struct ConfigUpdate {
+  uint64_t config_version = 0;
+  std::string payload;  // opaque to rpc/: the learner and actor agree on it
+};
+
+struct Bye {
+  std::string reason;
+};
+
+}  // namespace moonseed::rpc
