@@ -1,0 +1,142 @@
+#include "envs/classic/classic_control_env.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace moonseed::envs {
+namespace {
+
+// A bookkeeping double must be an integer in [0, limit] to come from get_state().
+uint64_t checked_word(double value, double limit, const char* what, const std::string& env_id) {
+  if (!(value >= 0.0 && value <= limit && std::floor(value) == value)) {
+    throw std::invalid_argument(env_id + " set_state: " + what + " = " + std::to_string(value) +
+                                " is not an integer in [0, " + std::to_string(limit) + "]");
+  }
+  return static_cast<uint64_t>(value);
+}
+
+// As Gymnasium without a seed: SeedSequence(None) hashes 128 bits of OS entropy.
+Pcg64 generator_from_os_entropy() {
+  std::random_device device;
+  std::vector<uint32_t> words;
+  for (int i = 0; i < 4; ++i) words.push_back(static_cast<uint32_t>(device()));
+  // NumPy coerces the 128-bit integer to words without leading zero words.
+  while (words.size() > 1 && words.back() == 0) words.pop_back();
+  return Pcg64(SeedSequence(words));
+}
+
+}  // namespace
+
+Space float32_box(std::vector<float> low, std::vector<float> high) {
+  if (low.size() != high.size()) {
+    throw std::logic_error("float32_box: " + std::to_string(low.size()) + " lows but " +
+                           std::to_string(high.size()) + " highs");
+  }
+  Space space;
+  space.kind = SpaceKind::kBox;
+  space.dtype = DType::kFloat32;
+  space.shape = {static_cast<int64_t>(low.size())};
+  space.low = std::move(low);
+  space.high = std::move(high);
+  return space;
+}
+
+Space discrete_space(int64_t n) {
+  Space space;
+  space.kind = SpaceKind::kDiscrete;
+  space.n = n;
+  return space;
+}
+
+ClassicControlEnv::ClassicControlEnv(EnvSpec spec, size_t physics_size)
+    : spec_(std::move(spec)), physics_size_(physics_size) {
+  if (spec_.observation.numel() > static_cast<int64_t>(kMaxElements) ||
+      spec_.action.numel() > static_cast<int64_t>(ClassicAction{}.values.size())) {
+    throw std::logic_error("ClassicControlEnv: " + spec_.describe() + " exceeds the buffers");
+  }
+}
+
+void ClassicControlEnv::reset(std::optional<uint64_t> seed, void* obs) {
+  if (seed) {
+    rng_ = Pcg64(*seed);
+    rng_seeded_ = true;
+  } else if (!rng_seeded_) {
+    rng_ = generator_from_os_entropy();
+    rng_seeded_ = true;
+  }
+  reset_physics(rng_, obs_buffer_.data());
+  elapsed_steps_ = 0;
+  phase_ = Phase::kRunning;
+  std::memcpy(obs, obs_buffer_.data(), static_cast<size_t>(spec_.observation.byte_size()));
+}
+
+StepResult ClassicControlEnv::step(const void* action, void* obs) {
+  if (phase_ != Phase::kRunning) {
+    throw std::logic_error(spec_.id + " step: " +
+                           (phase_ == Phase::kNeverReset
+                                ? std::string("called before the first reset()")
+                                : "the episode ended after " + std::to_string(elapsed_steps_) +
+                                      " steps; call reset() first"));
+  }
+  ClassicAction parsed;
+  if (spec_.action.kind == SpaceKind::kDiscrete) {
+    std::memcpy(&parsed.index, action, sizeof(parsed.index));
+    if (parsed.index < 0 || parsed.index >= spec_.action.n) {
+      throw std::invalid_argument(spec_.id + " step: action " + std::to_string(parsed.index) +
+                                  " is outside [0, " + std::to_string(spec_.action.n) + ")");
+    }
+  } else {
+    std::memcpy(parsed.values.data(), action, static_cast<size_t>(spec_.action.byte_size()));
+  }
+
+  StepResult result = step_physics(parsed, obs_buffer_.data());
+  ++elapsed_steps_;
+  if (spec_.max_episode_steps > 0 && elapsed_steps_ >= spec_.max_episode_steps) {
+    result.truncated = true;
+  }
+  if (result.terminated || result.truncated) phase_ = Phase::kEpisodeOver;
+  std::memcpy(obs, obs_buffer_.data(), static_cast<size_t>(spec_.observation.byte_size()));
+  return result;
+}
+
+std::vector<double> ClassicControlEnv::get_state() const {
+  std::vector<double> state(physics_size_ + kBookkeepingSize);
+  save_physics(state.data());
+  double* book = state.data() + physics_size_;
+  book[0] = static_cast<double>(elapsed_steps_);
+  book[1] = static_cast<double>(static_cast<int>(phase_));
+  book[2] = rng_seeded_ ? 1.0 : 0.0;
+  const std::array<uint32_t, 8> words = rng_.words();
+  for (size_t i = 0; i < words.size(); ++i) book[3 + i] = static_cast<double>(words[i]);
+  return state;
+}
+
+void ClassicControlEnv::set_state(const std::vector<double>& state) {
+  if (state.size() != physics_size_ + kBookkeepingSize) {
+    throw std::invalid_argument(spec_.id + " set_state: expected " +
+                                std::to_string(physics_size_ + kBookkeepingSize) +
+                                " values, got " + std::to_string(state.size()));
+  }
+  const double* book = state.data() + physics_size_;
+  const uint64_t elapsed = checked_word(book[0], 9007199254740992.0, "elapsed steps", spec_.id);
+  const uint64_t phase = checked_word(book[1], 2.0, "phase", spec_.id);
+  const uint64_t seeded = checked_word(book[2], 1.0, "generator seeded", spec_.id);
+  std::array<uint32_t, 8> words{};
+  for (size_t i = 0; i < words.size(); ++i) {
+    words[i] = static_cast<uint32_t>(checked_word(book[3 + i], 4294967295.0, "generator word", spec_.id));
+  }
+  Pcg64 rng{0};
+  rng.set_words(words);  // throws for an even increment before anything changed
+
+  load_physics(state.data());
+  rng_ = rng;
+  rng_seeded_ = seeded == 1;
+  elapsed_steps_ = static_cast<int64_t>(elapsed);
+  phase_ = static_cast<Phase>(phase);
+}
+
+}  // namespace moonseed::envs

@@ -1,0 +1,31 @@
+// MountainCar-v0 as Gymnasium 1.x defines it: push left (0), nothing (1) or right (2) with
+// force 0.001 against gravity 0.0025 * cos(3 x); velocity clipped to 0.07, position to
+// [-1.2, 0.6] (stopping at the left wall). Terminates when position >= 0.5 and velocity >=
+// goal_velocity (default 0); reward -1 on every step; truncated at 200 steps. Observation
+// float32 [position, velocity]; reset position uniform in [-0.6, -0.4], velocity 0.
+// get_state(): [position, velocity] (float64), then ClassicControlEnv's bookkeeping.
+#pragma once
+
+#include "envs/classic/classic_control_env.h"
+
+namespace moonseed::envs {
+
+class MountainCar final : public ClassicControlEnv {
+ public:
+  static constexpr const char* kId = "MountainCar-v0";
+  static constexpr int kDefaultMaxEpisodeSteps = 200;
+
+  explicit MountainCar(int max_episode_steps = kDefaultMaxEpisodeSteps, double goal_velocity = 0);
+
+ private:
+  void reset_physics(Pcg64& rng, float* obs) override;
+  StepResult step_physics(const ClassicAction& action, float* obs) override;
+  void save_physics(double* out) const override;
+  void load_physics(const double* in) override;
+  void observe(float* obs) const;
+
+  double goal_velocity_;
+  double position_ = 0, velocity_ = 0;
+};
+
+}  // namespace moonseed::envs

@@ -1,0 +1,93 @@
+#include "envs/classic/pendulum.h"
+
+#include <cmath>
+
+#include "envs/classic/numpy_scalar.h"
+
+namespace moonseed::envs {
+namespace {
+
+constexpr double kPi = 3.141592653589793;  // np.pi
+constexpr double kMaxSpeed = 8;
+constexpr float kMaxTorque = 2.0f;
+constexpr double kDt = 0.05;
+constexpr double kMass = 1.0;
+constexpr double kLength = 1.0;
+
+// ((x + pi) % (2 pi)) - pi with Python's float modulo: the result takes the divisor's sign.
+double angle_normalize(double x) {
+  const double divisor = 2 * kPi;
+  double mod = std::fmod(x + kPi, divisor);
+  if (mod != 0) {
+    if ((divisor < 0) != (mod < 0)) mod += divisor;
+  } else {
+    mod = std::copysign(0.0, divisor);
+  }
+  return mod - kPi;
+}
+
+// np.clip, which lets a NaN through.
+template <typename T>
+T clip(T x, T low, T high) {
+  return x < low ? low : (x > high ? high : x);
+}
+
+EnvSpec pendulum_spec(int max_episode_steps) {
+  EnvSpec spec;
+  spec.id = Pendulum::kId;
+  const float speed = static_cast<float>(kMaxSpeed);
+  spec.observation = float32_box({-1.f, -1.f, -speed}, {1.f, 1.f, speed});
+  spec.action = float32_box({-kMaxTorque}, {kMaxTorque});
+  spec.max_episode_steps = max_episode_steps;
+  return spec;
+}
+
+}  // namespace
+
+Pendulum::Pendulum(int max_episode_steps, double g)
+    : ClassicControlEnv(pendulum_spec(max_episode_steps), 2), g_(g) {}
+
+void Pendulum::reset_physics(Pcg64& rng, float* obs) {
+  th_ = rng.uniform(-kPi, kPi);
+  thdot_ = rng.uniform(-1.0, 1.0);
+  observe(obs);
+}
+
+StepResult Pendulum::step_physics(const ClassicAction& action, float* obs) {
+  // The action stays float32: Python floats meeting it are cast to float32 first
+  // (NumPy 2), while float64 values promote it to float64.
+  const float u = clip(action.values[0], -kMaxTorque, kMaxTorque);
+  const double costs = py_pow(angle_normalize(th_), 2) + 0.1 * py_pow(thdot_, 2) +
+                       static_cast<double>(static_cast<float>(0.001) * py_powf(u, 2.0f));
+
+  const float torque_term = static_cast<float>(3.0 / (kMass * py_pow(kLength, 2))) * u;
+  double newthdot =
+      thdot_ + (3 * g_ / (2 * kLength) * std::sin(th_) + static_cast<double>(torque_term)) * kDt;
+  newthdot = clip(newthdot, -kMaxSpeed, kMaxSpeed);
+  const double newth = th_ + newthdot * kDt;
+  th_ = newth;
+  thdot_ = newthdot;
+
+  StepResult result;
+  result.reward = static_cast<float>(-costs);
+  observe(obs);
+  return result;
+}
+
+void Pendulum::observe(float* obs) const {
+  obs[0] = static_cast<float>(std::cos(th_));
+  obs[1] = static_cast<float>(std::sin(th_));
+  obs[2] = static_cast<float>(thdot_);
+}
+
+void Pendulum::save_physics(double* out) const {
+  out[0] = th_;
+  out[1] = thdot_;
+}
+
+void Pendulum::load_physics(const double* in) {
+  th_ = in[0];
+  thdot_ = in[1];
+}
+
+}  // namespace moonseed::envs

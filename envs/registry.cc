@@ -1,0 +1,147 @@
+// make_env and env_ids: the table of built-in envs and the options each accepts.
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "envs/classic/acrobot.h"
+#include "envs/classic/cartpole.h"
+#include "envs/classic/mountain_car.h"
+#include "envs/classic/mountain_car_continuous.h"
+#include "envs/classic/pendulum.h"
+#include "envs/env.h"
+
+namespace moonseed::envs {
+namespace {
+
+// Options after their names were checked; values are checked where they are read.
+class CheckedOptions {
+ public:
+  CheckedOptions(std::string env_id, std::map<std::string, double> values)
+      : env_id_(std::move(env_id)), values_(std::move(values)) {}
+
+  int max_episode_steps(int fallback) const {
+    const auto it = values_.find("max_episode_steps");
+    if (it == values_.end()) return fallback;
+    const double v = it->second;
+    if (!(v >= 0 && v <= INT_MAX && std::floor(v) == v)) {
+      throw std::invalid_argument(where() + "max_episode_steps must be an integer >= 0 " +
+                                  "(0 = no time limit), got " + std::to_string(v));
+    }
+    return static_cast<int>(v);
+  }
+
+  bool flag(const std::string& name) const {
+    const auto it = values_.find(name);
+    if (it == values_.end()) return false;
+    if (it->second != 0.0 && it->second != 1.0) {
+      throw std::invalid_argument(where() + name + " must be 0 or 1, got " +
+                                  std::to_string(it->second));
+    }
+    return it->second == 1.0;
+  }
+
+  double finite(const std::string& name, double fallback) const {
+    const auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    if (!std::isfinite(it->second)) {
+      throw std::invalid_argument(where() + name + " must be finite, got " +
+                                  std::to_string(it->second));
+    }
+    return it->second;
+  }
+
+ private:
+  std::string where() const { return "make_env(\"" + env_id_ + "\"): "; }
+
+  std::string env_id_;
+  std::map<std::string, double> values_;
+};
+
+struct BuiltinEnv {
+  std::string id;
+  std::vector<std::string> option_names;  // sorted
+  std::function<std::unique_ptr<Env>(const CheckedOptions&)> make;
+};
+
+const std::vector<BuiltinEnv>& builtin_envs() {
+  static const std::vector<BuiltinEnv> table = {
+      {Acrobot::kId,
+       {"max_episode_steps"},
+       [](const CheckedOptions& o) {
+         return std::make_unique<Acrobot>(o.max_episode_steps(Acrobot::kDefaultMaxEpisodeSteps));
+       }},
+      {CartPole::kId,
+       {"max_episode_steps", "sutton_barto_reward"},
+       [](const CheckedOptions& o) {
+         return std::make_unique<CartPole>(o.max_episode_steps(CartPole::kDefaultMaxEpisodeSteps),
+                                           o.flag("sutton_barto_reward"));
+       }},
+      {MountainCar::kId,
+       {"goal_velocity", "max_episode_steps"},
+       [](const CheckedOptions& o) {
+         return std::make_unique<MountainCar>(
+             o.max_episode_steps(MountainCar::kDefaultMaxEpisodeSteps),
+             o.finite("goal_velocity", 0.0));
+       }},
+      {MountainCarContinuous::kId,
+       {"goal_velocity", "max_episode_steps"},
+       [](const CheckedOptions& o) {
+         return std::make_unique<MountainCarContinuous>(
+             o.max_episode_steps(MountainCarContinuous::kDefaultMaxEpisodeSteps),
+             o.finite("goal_velocity", 0.0));
+       }},
+      {Pendulum::kId,
+       {"g", "max_episode_steps"},
+       [](const CheckedOptions& o) {
+         return std::make_unique<Pendulum>(o.max_episode_steps(Pendulum::kDefaultMaxEpisodeSteps),
+                                           o.finite("g", Pendulum::kDefaultGravity));
+       }},
+  };
+  return table;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+}  // namespace
+
+std::unique_ptr<Env> make_env(const std::string& id, const EnvOptions& options) {
+  const auto& table = builtin_envs();
+  const auto entry = std::find_if(table.begin(), table.end(),
+                                  [&](const BuiltinEnv& e) { return e.id == id; });
+  if (entry == table.end()) {
+    throw std::invalid_argument("make_env: unknown env id \"" + id +
+                                "\"; known ids: " + join(env_ids()));
+  }
+  std::map<std::string, double> values;
+  for (const auto& [name, value] : options) {
+    const auto& accepted = entry->option_names;
+    if (std::find(accepted.begin(), accepted.end(), name) == accepted.end()) {
+      throw std::invalid_argument("make_env(\"" + id + "\"): unknown option \"" + name +
+                                  "\"; accepted options: " + join(accepted));
+    }
+    if (!values.emplace(name, value).second) {
+      throw std::invalid_argument("make_env(\"" + id + "\"): option \"" + name +
+                                  "\" is given more than once");
+    }
+  }
+  return entry->make(CheckedOptions(id, std::move(values)));
+}
+
+std::vector<std::string> env_ids() {
+  std::vector<std::string> ids;
+  for (const BuiltinEnv& e : builtin_envs()) ids.push_back(e.id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace moonseed::envs

@@ -1,0 +1,191 @@
+// Behaviour every built-in env shares: state round trips, episode bookkeeping, action checks.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+
+#include "envs/env.h"
+#include "tests/envs/env_test_util.h"
+
+namespace moonseed::envs {
+namespace {
+
+using testing::reset_env;
+
+// One step's full output, compared bit for bit.
+struct Record {
+  std::vector<float> obs;
+  float reward = 0;
+  bool terminated = false, truncated = false, reset = false;
+
+  bool operator==(const Record& o) const {
+    return obs.size() == o.obs.size() &&
+           std::memcmp(obs.data(), o.obs.data(), obs.size() * sizeof(float)) == 0 &&
+           std::memcmp(&reward, &o.reward, sizeof(float)) == 0 && terminated == o.terminated &&
+           truncated == o.truncated && reset == o.reset;
+  }
+};
+
+// Steps `env` with actions drawn from `random` (continuous ones beyond the bounds too, to
+// exercise clipping), resetting without a seed when an episode ends.
+std::vector<Record> play(Env& env, std::mt19937& random, int steps) {
+  const Space& action_space = env.spec().action;
+  std::vector<Record> records;
+  for (int t = 0; t < steps; ++t) {
+    Record record;
+    record.obs.resize(static_cast<size_t>(env.spec().observation.numel()));
+    StepResult result;
+    if (action_space.kind == SpaceKind::kDiscrete) {
+      const int32_t action = static_cast<int32_t>(random() % static_cast<uint32_t>(action_space.n));
+      result = env.step(&action, record.obs.data());
+    } else {
+      std::uniform_real_distribution<float> value(1.5f * action_space.low[0],
+                                                  1.5f * action_space.high[0]);
+      const float action = value(random);
+      result = env.step(&action, record.obs.data());
+    }
+    record.reward = result.reward;
+    record.terminated = result.terminated;
+    record.truncated = result.truncated;
+    records.push_back(record);
+    if (result.terminated || result.truncated) {
+      Record reset;
+      reset.reset = true;
+      reset.obs = reset_env(env, std::nullopt);
+      records.push_back(reset);
+    }
+  }
+  return records;
+}
+
+class EveryEnv : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryEnv, ContinuesBitIdenticallyFromSetStateOfGetState) {
+  auto original = make_env(GetParam());
+  reset_env(*original, 2024);
+  std::mt19937 random(99);
+  play(*original, random, 300);
+  const std::vector<double> snapshot = original->get_state();
+  const std::mt19937 random_at_snapshot = random;
+  const std::vector<Record> expected = play(*original, random, 1000);
+
+  auto restored = make_env(GetParam());
+  reset_env(*restored, 1);  // a different episode, fully overwritten by set_state
+  restored->set_state(snapshot);
+  std::mt19937 replay = random_at_snapshot;
+  const std::vector<Record> actual = play(*restored, replay, 1000);
+
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) ASSERT_TRUE(actual[i] == expected[i]) << "record " << i;
+  EXPECT_EQ(restored->get_state(), original->get_state());
+}
+
+TEST_P(EveryEnv, SetStateRestoresTheGeneratorOfAFreshEnv) {
+  auto seeded = make_env(GetParam());
+  reset_env(*seeded, 5);
+  auto fresh = make_env(GetParam());
+  fresh->set_state(seeded->get_state());
+  EXPECT_EQ(reset_env(*fresh, std::nullopt), reset_env(*seeded, std::nullopt));
+}
+
+TEST_P(EveryEnv, SetStateOfTheWrongSizeIsRejected) {
+  auto env = make_env(GetParam());
+  reset_env(*env, 0);
+  std::vector<double> state = env->get_state();
+  state.push_back(0);
+  EXPECT_THROW(env->set_state(state), std::invalid_argument);
+  state.resize(3);
+  EXPECT_THROW(env->set_state(state), std::invalid_argument);
+}
+
+TEST_P(EveryEnv, SetStateWithAMalformedGeneratorWordIsRejected) {
+  auto env = make_env(GetParam());
+  reset_env(*env, 0);
+  std::vector<double> state = env->get_state();
+  state.back() = 0.5;
+  EXPECT_THROW(env->set_state(state), std::invalid_argument);
+  state.back() = 4294967296.0;
+  EXPECT_THROW(env->set_state(state), std::invalid_argument);
+}
+
+TEST_P(EveryEnv, StepBeforeResetIsACallerBug) {
+  auto env = make_env(GetParam());
+  std::vector<float> obs(8);
+  const float action[1] = {0};
+  EXPECT_THROW(env->step(action, obs.data()), std::logic_error);
+}
+
+TEST_P(EveryEnv, StepAfterTheEpisodeEndedIsACallerBug) {
+  auto env = make_env(GetParam(), {{"max_episode_steps", 1}});
+  reset_env(*env, 0);
+  std::vector<float> obs(8);
+  const int32_t discrete = 0;
+  const float box = 0;
+  const void* action = env->spec().action.kind == SpaceKind::kDiscrete
+                           ? static_cast<const void*>(&discrete)
+                           : static_cast<const void*>(&box);
+  EXPECT_TRUE(env->step(action, obs.data()).truncated);
+  EXPECT_THROW(env->step(action, obs.data()), std::logic_error);
+  reset_env(*env, std::nullopt);
+  EXPECT_NO_THROW(env->step(action, obs.data()));
+}
+
+TEST_P(EveryEnv, ResetWithoutAnySeedStillWorks) {
+  auto a = make_env(GetParam());
+  auto b = make_env(GetParam());
+  // Seeded from OS entropy, as Gymnasium does; two envs almost surely differ.
+  EXPECT_NE(reset_env(*a, std::nullopt), reset_env(*b, std::nullopt));
+}
+
+TEST_P(EveryEnv, ZeroMaxEpisodeStepsMeansNoTimeLimit) {
+  auto env = make_env(GetParam(), {{"max_episode_steps", 0}});
+  EXPECT_EQ(env->spec().max_episode_steps, 0);
+  reset_env(*env, 0);
+  std::mt19937 random(4);
+  for (const Record& record : play(*env, random, 3000)) ASSERT_FALSE(record.truncated);
+}
+
+TEST_P(EveryEnv, MaxEpisodeStepsOptionSetsTheTruncationStep) {
+  auto env = make_env(GetParam(), {{"max_episode_steps", 3}});
+  EXPECT_EQ(env->spec().max_episode_steps, 3);
+  std::mt19937 random(8);
+  for (int episode = 0; episode < 5; ++episode) {
+    reset_env(*env, episode);
+    std::vector<Record> records = play(*env, random, 3);
+    // Either the env terminated first, or it is truncated exactly at step 3.
+    if (!records[0].terminated && !records[1].terminated) {
+      EXPECT_FALSE(records[0].truncated);
+      EXPECT_FALSE(records[1].truncated);
+      EXPECT_TRUE(records[2].truncated);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtin, EveryEnv, ::testing::ValuesIn(env_ids()),
+                         [](const auto& info) {
+                           std::string name;
+                           for (char c : info.param) {
+                             if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+                           }
+                           return name;
+                         });
+
+TEST(DiscreteAction, OutOfRangeIndexIsRejectedWithItsValue) {
+  auto env = make_env("CartPole-v1");
+  reset_env(*env, 0);
+  std::vector<float> obs(4);
+  const int32_t action = 2;
+  try {
+    env->step(&action, obs.data());
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("action 2"), std::string::npos) << e.what();
+  }
+  const int32_t negative = -1;
+  EXPECT_THROW(env->step(&negative, obs.data()), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace moonseed::envs

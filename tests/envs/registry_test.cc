@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "envs/env.h"
+
+namespace moonseed::envs {
+namespace {
+
+std::string error_of(const std::string& id, const EnvOptions& options) {
+  try {
+    make_env(id, options);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(Registry, ListsTheClassicControlSetSorted) {
+  EXPECT_EQ(env_ids(), (std::vector<std::string>{"Acrobot-v1", "CartPole-v1", "MountainCar-v0",
+                                                 "MountainCarContinuous-v0", "Pendulum-v1"}));
+}
+
+TEST(Registry, MakesEachKnownIdWithItsSpec) {
+  for (const std::string& id : env_ids()) {
+    const auto env = make_env(id);
+    ASSERT_NE(env, nullptr);
+    EXPECT_EQ(env->spec().id, id);
+  }
+}
+
+TEST(Registry, DefaultTimeLimitsAreGymnasiums) {
+  EXPECT_EQ(make_env("CartPole-v1")->spec().max_episode_steps, 500);
+  EXPECT_EQ(make_env("Acrobot-v1")->spec().max_episode_steps, 500);
+  EXPECT_EQ(make_env("MountainCar-v0")->spec().max_episode_steps, 200);
+  EXPECT_EQ(make_env("MountainCarContinuous-v0")->spec().max_episode_steps, 999);
+  EXPECT_EQ(make_env("Pendulum-v1")->spec().max_episode_steps, 200);
+}
+
+TEST(Registry, UnknownIdIsRejectedListingKnownIds) {
+  const std::string error = error_of("CartPole-v0", {});
+  EXPECT_TRUE(contains(error, "\"CartPole-v0\"")) << error;
+  for (const std::string& id : env_ids()) EXPECT_TRUE(contains(error, id)) << error;
+}
+
+TEST(Registry, UnknownOptionIsRejectedNamingItAndTheAcceptedOnes) {
+  const std::string error = error_of("Pendulum-v1", {{"gravity", 9.81}});
+  EXPECT_TRUE(contains(error, "\"gravity\"")) << error;
+  EXPECT_TRUE(contains(error, "g, max_episode_steps")) << error;
+  // An option of another env is still unknown here.
+  EXPECT_TRUE(contains(error_of("CartPole-v1", {{"goal_velocity", 0}}), "\"goal_velocity\""));
+}
+
+TEST(Registry, RepeatedOptionIsRejected) {
+  const std::string error =
+      error_of("CartPole-v1", {{"max_episode_steps", 10}, {"max_episode_steps", 20}});
+  EXPECT_TRUE(contains(error, "max_episode_steps")) << error;
+}
+
+TEST(Registry, MaxEpisodeStepsMustBeANonNegativeInteger) {
+  EXPECT_TRUE(contains(error_of("CartPole-v1", {{"max_episode_steps", -1}}), "-1"));
+  EXPECT_TRUE(contains(error_of("CartPole-v1", {{"max_episode_steps", 2.5}}), "2.5"));
+  EXPECT_EQ(make_env("CartPole-v1", {{"max_episode_steps", 42}})->spec().max_episode_steps, 42);
+}
+
+TEST(Registry, FlagOptionsMustBeZeroOrOne) {
+  EXPECT_TRUE(contains(error_of("CartPole-v1", {{"sutton_barto_reward", 2}}), "0 or 1"));
+  EXPECT_NO_THROW(make_env("CartPole-v1", {{"sutton_barto_reward", 1}}));
+}
+
+TEST(Registry, RealOptionsMustBeFinite) {
+  EXPECT_TRUE(contains(error_of("Pendulum-v1", {{"g", std::nan("")}}), "g must be finite"));
+  EXPECT_NO_THROW(make_env("MountainCar-v0", {{"goal_velocity", 0.01}}));
+  EXPECT_NO_THROW(make_env("MountainCarContinuous-v0", {{"goal_velocity", 0.01}}));
+}
+
+}  // namespace
+}  // namespace moonseed::envs
