@@ -1,0 +1,274 @@
+#include "rpc/server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <asio.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+
+#include "rpc/session.h"
+
+namespace moonseed::rpc {
+namespace {
+
+using UnixAcceptor = asio::local::stream_protocol::acceptor;
+using TcpAcceptor = asio::ip::tcp::acceptor;
+
+template <typename TcpSocket>
+std::string tcp_peer(const TcpSocket& socket) {
+  std::error_code error;
+  const auto endpoint = socket.remote_endpoint(error);
+  if (error) return "tcp:?";
+  Address address;
+  address.kind = Address::Kind::kTcp;
+  address.host = endpoint.address().to_string();
+  address.port = endpoint.port();
+  return address.to_string();
+}
+
+std::string unix_peer(const std::string& path, int fd) {
+  ucred credentials{};
+  socklen_t length = sizeof credentials;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
+    return "unix:" + path + " pid " + std::to_string(credentials.pid);
+  }
+  return "unix:" + path;
+}
+
+// True when something accepts connections on the Unix socket at `path`.
+bool unix_socket_is_live(const std::string& path) {
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) return false;
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  const bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return live;
+}
+
+}  // namespace
+
+class Server::Impl final : public detail::SessionHost {
+ public:
+  Impl(ActorService& service, ServerOptions options)
+      : service_(service), options_(std::move(options)), work_(io_.get_executor()),
+        gate_(std::make_shared<detail::SendGate>()) {
+    if (options_.io_threads < 1) {
+      throw std::invalid_argument("ServerOptions.io_threads must be >= 1, got " +
+                                  std::to_string(options_.io_threads));
+    }
+  }
+
+  ~Impl() override { stop(); }
+
+  ActorService& service() override { return service_; }
+  const ServerOptions& options() const override { return options_; }
+  const std::shared_ptr<detail::SendGate>& gate() const override { return gate_; }
+
+  void forget(detail::Session* session) override {
+    std::lock_guard<std::mutex> lock(sessions_mutex_);
+    sessions_.erase(session);
+  }
+
+  Address listen(const Address& address) {
+    if (stop_requested_) throw std::logic_error("Server::listen after stop()");
+    try {
+      return address.kind == Address::Kind::kUnix ? listen_unix(address) : listen_tcp(address);
+    } catch (const std::system_error& e) {
+      throw std::system_error(e.code(), "cannot listen on " + address.to_string());
+    }
+  }
+
+  void start() {
+    if (!threads_.empty()) throw std::logic_error("Server::start called twice");
+    if (stop_requested_) throw std::logic_error("Server::start after stop()");
+    for (int i = 0; i < options_.io_threads; ++i) {
+      threads_.emplace_back([this] { run_io(); });
+    }
+  }
+
+  void stop() {
+    if (stop_requested_.exchange(true)) return;
+    {
+      std::unique_lock<std::shared_mutex> lock(gate_->mutex);
+      gate_->open = false;
+    }
+    asio::post(io_, [this] { shut_everything(); });
+    work_.reset();
+    if (threads_.empty()) {
+      run_io();  // never started: run the shutdown handlers here
+    }
+    for (auto& thread : threads_) thread.join();
+    threads_.clear();
+    for (const auto& path : unix_paths_) ::unlink(path.c_str());
+    unix_paths_.clear();
+  }
+
+ private:
+  void run_io() {
+    for (;;) {
+      try {
+        io_.run();
+        return;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "moonseed rpc: io thread caught: %s\n", e.what());
+      }
+    }
+  }
+
+  Address listen_unix(const Address& address) {
+    const std::string& path = address.path;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+      if (!S_ISSOCK(st.st_mode)) {
+        throw std::system_error(std::make_error_code(std::errc::file_exists),
+                                path + " exists and is not a socket");
+      }
+      if (unix_socket_is_live(path)) {
+        throw std::system_error(std::make_error_code(std::errc::address_in_use),
+                                "another process accepts on " + path);
+      }
+      ::unlink(path.c_str());  // stale: left by a learner that died
+    }
+    auto acceptor = std::make_unique<UnixAcceptor>(io_);
+    acceptor->open();
+    acceptor->bind(asio::local::stream_protocol::endpoint(path));
+    unix_paths_.push_back(path);
+    // Before listen(): nobody can connect while the mode is still the umask's.
+    if (::chmod(path.c_str(), 0600) != 0) {
+      throw std::system_error(errno, std::generic_category(), "chmod 0600 " + path);
+    }
+    acceptor->listen(asio::socket_base::max_listen_connections);
+    UnixAcceptor& ref = *acceptor;
+    unix_acceptors_.push_back(std::move(acceptor));
+    accept_unix(ref, path);
+    return address;
+  }
+
+  Address listen_tcp(const Address& address) {
+    asio::ip::tcp::resolver resolver(io_);
+    auto endpoints = resolver.resolve(address.host, std::to_string(address.port),
+                                      asio::ip::resolver_base::passive |
+                                          asio::ip::resolver_base::numeric_service);
+    const asio::ip::tcp::endpoint endpoint = *endpoints.begin();
+    auto acceptor = std::make_unique<TcpAcceptor>(io_);
+    acceptor->open(endpoint.protocol());
+    acceptor->set_option(asio::socket_base::reuse_address(true));
+    acceptor->bind(endpoint);
+    acceptor->listen(asio::socket_base::max_listen_connections);
+    const auto bound = acceptor->local_endpoint();
+    TcpAcceptor& ref = *acceptor;
+    tcp_acceptors_.push_back(std::move(acceptor));
+    accept_tcp(ref);
+    Address out;
+    out.kind = Address::Kind::kTcp;
+    out.host = bound.address().to_string();
+    out.port = bound.port();
+    return out;
+  }
+
+  void accept_unix(UnixAcceptor& acceptor, const std::string& path) {
+    acceptor.async_accept(
+        asio::make_strand(io_),
+        [this, &acceptor, path](const std::error_code& error, auto socket) {
+          if (error == asio::error::operation_aborted || !acceptor.is_open()) return;
+          if (!error) {
+            std::string peer = unix_peer(path, socket.native_handle());
+            adopt(detail::Session::Socket(std::move(socket)), std::move(peer));
+          } else {
+            std::fprintf(stderr, "moonseed rpc: accept on unix:%s failed: %s\n", path.c_str(),
+                         error.message().c_str());
+          }
+          accept_unix(acceptor, path);
+        });
+  }
+
+  void accept_tcp(TcpAcceptor& acceptor) {
+    acceptor.async_accept(
+        asio::make_strand(io_), [this, &acceptor](const std::error_code& error, auto socket) {
+          if (error == asio::error::operation_aborted || !acceptor.is_open()) return;
+          if (!error) {
+            std::error_code ignored;
+            // Replies are small and latency-bound: never wait for Nagle.
+            socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+            std::string peer = tcp_peer(socket);
+            adopt(detail::Session::Socket(std::move(socket)), std::move(peer));
+          } else {
+            std::fprintf(stderr, "moonseed rpc: accept on tcp failed: %s\n",
+                         error.message().c_str());
+          }
+          accept_tcp(acceptor);
+        });
+  }
+
+  void adopt(detail::Session::Socket socket, std::string peer) {
+    auto session = std::make_shared<detail::Session>(*this, std::move(socket), std::move(peer));
+    {
+      // Registered under the same lock that shut_everything() closes the
+      // registry with, so no session can slip past a stop().
+      std::lock_guard<std::mutex> lock(sessions_mutex_);
+      if (registry_closed_) return;  // the socket closes with `session`
+      sessions_.emplace(session.get(), session);
+    }
+    session->post_start();
+  }
+
+  void shut_everything() {
+    std::error_code ignored;
+    for (auto& acceptor : unix_acceptors_) acceptor->close(ignored);
+    for (auto& acceptor : tcp_acceptors_) acceptor->close(ignored);
+    std::vector<std::shared_ptr<detail::Session>> live;
+    {
+      std::lock_guard<std::mutex> lock(sessions_mutex_);
+      registry_closed_ = true;
+      for (auto& entry : sessions_) {
+        if (auto session = entry.second.lock()) live.push_back(std::move(session));
+      }
+    }
+    for (auto& session : live) session->post_shutdown("learner stopping");
+  }
+
+  ActorService& service_;
+  const ServerOptions options_;
+  asio::io_context io_;  // declared before every io object, so destroyed after them
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  std::shared_ptr<detail::SendGate> gate_;
+  std::vector<std::unique_ptr<UnixAcceptor>> unix_acceptors_;
+  std::vector<std::unique_ptr<TcpAcceptor>> tcp_acceptors_;
+  std::vector<std::string> unix_paths_;  // socket files to remove at stop()
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stop_requested_{false};
+
+  std::mutex sessions_mutex_;
+  bool registry_closed_ = false;  // guarded by sessions_mutex_
+  std::unordered_map<detail::Session*, std::weak_ptr<detail::Session>>
+      sessions_;  // guarded by sessions_mutex_
+};
+
+Server::Server(ActorService& service, ServerOptions options)
+    : impl_(std::make_unique<Impl>(service, std::move(options))) {}
+
+Server::~Server() = default;
+
+Address Server::listen(const Address& address) { return impl_->listen(address); }
+
+Address Server::listen(std::string_view address) { return impl_->listen(require_address(address)); }
+
+void Server::start() { impl_->start(); }
+
+void Server::stop() { impl_->stop(); }
+
+}  // namespace moonseed::rpc

@@ -1,0 +1,255 @@
+#include "rpc/session.h"
+
+#include <cstdio>
+#include <exception>
+#include <utility>
+
+namespace moonseed::rpc::detail {
+namespace {
+
+constexpr size_t kMaxSpareFrames = 16;
+
+// A view of a contiguous run of buffers: async_write copies its buffer
+// sequence, and copying this costs no allocation, unlike a std::vector.
+struct GatherView {
+  const asio::const_buffer* first;
+  const asio::const_buffer* last;
+  const asio::const_buffer* begin() const { return first; }
+  const asio::const_buffer* end() const { return last; }
+};
+
+void log_line(const std::string& peer, int32_t actor_id, const std::string& what) {
+  std::fprintf(stderr, "moonseed rpc: %s (actor %d): %s\n", peer.c_str(), actor_id,
+               what.c_str());
+}
+
+}  // namespace
+
+SessionLink::SessionLink(std::shared_ptr<SendGate> gate, std::weak_ptr<Session> session,
+                         int32_t actor_id)
+    : gate_(std::move(gate)), session_(std::move(session)), actor_id_(actor_id) {}
+
+void SessionLink::send_actions(ActionBatch&& actions) { deliver(Message(std::move(actions))); }
+
+void SessionLink::send_config(ConfigUpdate&& update) { deliver(Message(std::move(update))); }
+
+void SessionLink::send_bye(const std::string& reason) { deliver(Message(Bye{reason})); }
+
+void SessionLink::deliver(Message&& message) {
+  std::shared_lock<std::shared_mutex> lock(gate_->mutex);
+  if (!gate_->open) return;
+  // The last reference may die here; that must happen while the gate is held,
+  // because destroying the socket touches the io_context.
+  if (auto session = session_.lock()) session->post_from_service(std::move(message));
+}
+
+Session::Session(SessionHost& host, Socket socket, std::string peer)
+    : host_(host),
+      socket_(std::move(socket)),
+      close_timer_(socket_.get_executor()),
+      peer_(std::move(peer)),
+      reader_(host.options().limits) {}
+
+void Session::post_start() {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->read(); });
+}
+
+void Session::post_from_service(Message&& message) {
+  const bool bye = std::holds_alternative<Bye>(message);
+  auto deliver = [self = shared_from_this(), message = std::move(message)]() mutable {
+    self->deliver_from_service(message);
+  };
+  if (bye) {
+    asio::post(socket_.get_executor(), std::move(deliver));
+  } else {
+    asio::dispatch(socket_.get_executor(), std::move(deliver));
+  }
+}
+
+void Session::post_shutdown(std::string reason) {
+  asio::post(socket_.get_executor(),
+             [self = shared_from_this(), reason = std::move(reason)] {
+               self->begin_close(reason, /*send_bye=*/true);
+             });
+}
+
+void Session::read() {
+  socket_.async_read_some(
+      asio::buffer(reader_.write_ptr(), reader_.writable()),
+      [self = shared_from_this()](const std::error_code& error, size_t bytes) {
+        self->on_read(error, bytes);
+      });
+}
+
+void Session::on_read(const std::error_code& error, size_t bytes) {
+  if (state_ == State::kClosing || state_ == State::kClosed) return;
+  if (error) {
+    close_reason_ = error == asio::error::eof ? "actor closed the connection"
+                                              : "read error: " + error.message();
+    finish_close();
+    return;
+  }
+  reader_.commit(bytes);
+  for (;;) {
+    FrameReader::Next next = reader_.next();
+    if (next.status == FrameReader::Next::Status::kInvalid) {
+      fail("bad frame: " + next.error);
+      return;
+    }
+    if (next.status == FrameReader::Next::Status::kNeedMore) break;
+    handle_frame(next.data, next.size);
+    if (state_ == State::kClosing || state_ == State::kClosed) return;
+  }
+  read();
+}
+
+void Session::handle_frame(const uint8_t* data, size_t size) {
+  DecodeError error;
+  if (!decode_into(data, size, host_.options().limits, incoming_, error)) {
+    fail("bad frame: " + error.reason);
+    return;
+  }
+  if (state_ == State::kAwaitHello) {
+    if (auto* hello = std::get_if<Hello>(&incoming_)) {
+      handle_hello(*hello);
+    } else {
+      fail(std::string("expected Hello first, got ") + message_name(incoming_));
+    }
+    return;
+  }
+  if (auto* batch = std::get_if<StepBatch>(&incoming_)) {
+    try {
+      host_.service().on_steps(link_, std::move(*batch));
+    } catch (const std::exception& e) {
+      fail(std::string("service failed on a StepBatch: ") + e.what());
+    }
+  } else if (auto* bye = std::get_if<Bye>(&incoming_)) {
+    close_reason_ = "actor said bye: " + bye->reason;
+    begin_close(close_reason_, /*send_bye=*/false);
+  } else {
+    fail(std::string("unexpected ") + message_name(incoming_) + " from an actor");
+  }
+}
+
+void Session::handle_hello(const Hello& hello) {
+  actor_id_ = hello.actor_id;
+  if (hello.protocol_version != kProtocolVersion) {
+    fail("protocol version " + std::to_string(hello.protocol_version) +
+         " but this learner speaks " + std::to_string(kProtocolVersion));
+    return;
+  }
+  Admission admission;
+  try {
+    admission = host_.service().on_hello(hello);
+  } catch (const std::exception& e) {
+    fail(std::string("service failed on Hello: ") + e.what());
+    return;
+  }
+  if (!admission.accepted) {
+    log_line(peer_, actor_id_, "refused: " + admission.reason);
+    begin_close(admission.reason, /*send_bye=*/true);
+    return;
+  }
+  actor_id_ = admission.welcome.actor_id;
+  link_ = std::make_shared<SessionLink>(host_.gate(), weak_from_this(), actor_id_);
+  enqueue(Message(std::move(admission.welcome)));
+  state_ = State::kActive;
+  connected_ = true;
+  try {
+    host_.service().on_connect(link_);
+  } catch (const std::exception& e) {
+    fail(std::string("service failed on connect: ") + e.what());
+  }
+}
+
+void Session::deliver_from_service(Message& message) {
+  if (state_ != State::kActive) return;  // the actor is gone or going: drop
+  if (auto* bye = std::get_if<Bye>(&message)) {
+    begin_close(bye->reason, /*send_bye=*/true);
+    return;
+  }
+  enqueue(message);
+}
+
+void Session::enqueue(const Message& message) {
+  std::vector<uint8_t> frame;
+  if (!spare_.empty()) {
+    frame = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  encode(message, frame);
+  queued_.push_back(std::move(frame));
+  if (!write_in_flight_) start_write();
+}
+
+void Session::start_write() {
+  writing_.swap(queued_);  // writing_ is empty whenever no write is in flight
+  gather_.clear();
+  for (const auto& frame : writing_) gather_.push_back(asio::buffer(frame));
+  write_in_flight_ = true;
+  asio::async_write(socket_, GatherView{gather_.data(), gather_.data() + gather_.size()},
+                    [self = shared_from_this()](const std::error_code& error, size_t) {
+                      self->on_written(error);
+                    });
+}
+
+void Session::on_written(const std::error_code& error) {
+  write_in_flight_ = false;
+  for (auto& frame : writing_) {
+    if (spare_.size() < kMaxSpareFrames) spare_.push_back(std::move(frame));
+  }
+  writing_.clear();
+  if (state_ == State::kClosed) return;
+  if (error) {
+    if (state_ != State::kClosing) close_reason_ = "write error: " + error.message();
+    finish_close();
+    return;
+  }
+  if (!queued_.empty()) {
+    start_write();
+  } else if (state_ == State::kClosing) {
+    finish_close();
+  }
+}
+
+void Session::fail(const std::string& reason) {
+  log_line(peer_, actor_id_, "closing connection: " + reason);
+  begin_close(reason, /*send_bye=*/true);
+}
+
+void Session::begin_close(const std::string& reason, bool send_bye) {
+  if (state_ == State::kClosing || state_ == State::kClosed) return;
+  state_ = State::kClosing;
+  close_reason_ = reason;
+  if (!send_bye) {
+    finish_close();
+    return;
+  }
+  enqueue(Message(Bye{reason}));
+  // A peer that does not read must not keep the connection open forever.
+  close_timer_.expires_after(host_.options().close_grace);
+  close_timer_.async_wait([self = shared_from_this()](const std::error_code& error) {
+    if (!error) self->finish_close();
+  });
+}
+
+void Session::finish_close() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosed;
+  std::error_code ignored;
+  socket_.shutdown(asio::socket_base::shutdown_both, ignored);
+  socket_.close(ignored);
+  close_timer_.cancel();
+  queued_.clear();
+  if (connected_) {
+    connected_ = false;
+    try {
+      host_.service().on_disconnect(actor_id_, close_reason_);
+    } catch (const std::exception& e) {
+      log_line(peer_, actor_id_, std::string("service failed on disconnect: ") + e.what());
+    }
+  }
+  host_.forget(this);
+}
+
+}  // namespace moonseed::rpc::detail

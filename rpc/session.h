@@ -1,0 +1,122 @@
+// One actor connection on the learner: reads frames, runs the handshake,
+// hands StepBatches to the service, writes replies. Internal to rpc/server.cc.
+//
+// Ownership: a Session is owned by shared_ptrs held in its own pending asio
+// handlers; the server's registry and the ActorLink given to the service hold
+// only weak references, so a session dies once its socket is closed and its
+// last handler has run. The ActorLink (SessionLink) may outlive the session and
+// the server; the SendGate makes its sends no-ops once the server has stopped.
+//
+// Threading: every member function except post_* runs on the session's strand
+// (the socket's executor). post_* may be called from any thread.
+#pragma once
+
+#include <asio.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "rpc/codec.h"
+#include "rpc/frame_reader.h"
+#include "rpc/server.h"
+#include "rpc/service.h"
+
+namespace moonseed::rpc::detail {
+
+// Closed by Server::stop(): once closed, links post nothing to the io_context
+// (which may be gone). Sends hold the lock shared while posting for that
+// reason; only closing takes it exclusively, so senders never wait on each other.
+struct SendGate {
+  std::shared_mutex mutex;
+  bool open = true;  // guarded by mutex
+};
+
+class Session;
+
+// What a session needs from its server. The server outlives all io activity.
+class SessionHost {
+ public:
+  virtual ~SessionHost() = default;
+  virtual ActorService& service() = 0;
+  virtual const ServerOptions& options() const = 0;
+  virtual const std::shared_ptr<SendGate>& gate() const = 0;
+  virtual void forget(Session* session) = 0;  // the session has closed
+};
+
+class SessionLink final : public ActorLink {
+ public:
+  SessionLink(std::shared_ptr<SendGate> gate, std::weak_ptr<Session> session, int32_t actor_id);
+  void send_actions(ActionBatch&& actions) override;
+  void send_config(ConfigUpdate&& update) override;
+  void send_bye(const std::string& reason) override;
+  int32_t actor_id() const override { return actor_id_; }
+
+ private:
+  void deliver(Message&& message);
+
+  std::shared_ptr<SendGate> gate_;
+  std::weak_ptr<Session> session_;
+  int32_t actor_id_;
+};
+
+class Session final : public std::enable_shared_from_this<Session> {
+ public:
+  using Socket = asio::generic::stream_protocol::socket;
+
+  // `socket`'s executor must be a strand of its own.
+  Session(SessionHost& host, Socket socket, std::string peer);
+
+  void post_start();
+  // From a SessionLink: an ActionBatch, ConfigUpdate or Bye from the service.
+  // Replies made inside on_steps (on this session's strand) are queued at
+  // once; everything else is posted. A Bye is always posted, so that
+  // on_disconnect never runs inside another service callback.
+  void post_from_service(Message&& message);
+  // From Server::stop(): Bye with `reason`, then close; nothing is logged.
+  void post_shutdown(std::string reason);
+
+ private:
+  enum class State { kAwaitHello, kActive, kClosing, kClosed };
+
+  void read();
+  void on_read(const std::error_code& error, size_t bytes);
+  void handle_frame(const uint8_t* data, size_t size);
+  void handle_hello(const Hello& hello);
+  void deliver_from_service(Message& message);
+
+  void enqueue(const Message& message);
+  void start_write();
+  void on_written(const std::error_code& error);
+
+  // A protocol violation: logs one line, then begin_close with a Bye.
+  void fail(const std::string& reason);
+  void begin_close(const std::string& reason, bool send_bye);
+  void finish_close();
+
+  SessionHost& host_;
+  Socket socket_;
+  asio::steady_timer close_timer_;
+  const std::string peer_;
+  State state_ = State::kAwaitHello;
+  bool connected_ = false;  // on_connect was called, so on_disconnect is owed
+  int32_t actor_id_ = -1;
+  std::string close_reason_;
+  std::shared_ptr<ActorLink> link_;  // a SessionLink; typed as the service sees it
+
+  FrameReader reader_;
+  Message incoming_;  // decode target, reused across frames
+
+  // Write side: frames wait in queued_, the in-flight write owns writing_,
+  // finished frame buffers go back to spare_ so steady state allocates nothing.
+  std::vector<std::vector<uint8_t>> queued_;
+  std::vector<std::vector<uint8_t>> writing_;
+  std::vector<std::vector<uint8_t>> spare_;
+  std::vector<asio::const_buffer> gather_;
+  bool write_in_flight_ = false;
+};
+
+}  // namespace moonseed::rpc::detail
