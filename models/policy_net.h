@@ -1,0 +1,73 @@
+// The actor-critic network the learner trains with V-trace: an MLP built from
+// engine::ModelConfig and shaped by the env's spec.
+//
+//   obs [N, obs...] --flatten (uint8 scaled by 1/255)--> torso(s) --> policy head
+//                                                                 \-> value head
+//
+// With shared_torso one stack of hidden layers feeds both heads; otherwise the
+// policy and the value each get their own stack of the same sizes.
+// Discrete(n) actions: the policy head gives n categorical logits.
+// Box(A) actions: the policy head gives the Gaussian mean; the log std is a
+// learned, state-independent parameter of size A (initialised to init_log_std).
+//
+// Initialisation: orthogonal weights (gain sqrt(2) hidden, 0.01 policy head,
+// 1.0 value head), zero biases; the tiny policy gain starts the policy near
+// uniform / near zero mean.
+//
+// Construction throws std::invalid_argument for a config or spec it cannot
+// build (unknown kind or activation, empty observation, non-positive sizes),
+// naming the offending value. forward() throws std::invalid_argument when the
+// observation shape does not match the spec.
+//
+// Thread-safety: as any torch::nn::Module. Concurrent forward passes are safe
+// while nobody writes the parameters; the engine's weights lock ensures that.
+#pragma once
+
+#include <cstdint>
+
+#include <torch/torch.h>
+
+#include "engine/config.h"
+#include "envs/spec.h"
+
+namespace moonseed::models {
+
+struct PolicyOutput {
+  torch::Tensor logits_or_mean;  // [N, n] logits (discrete) or [N, A] Gaussian mean (box)
+  torch::Tensor log_std;         // [N, A] (an expanded view), box only; undefined for discrete
+  torch::Tensor value;           // [N] state value V(x)
+};
+
+class PolicyNetImpl : public torch::nn::Module {
+ public:
+  PolicyNetImpl(const engine::ModelConfig& config, const envs::EnvSpec& spec);
+
+  // obs: [N, obs shape...] in the observation space's dtype (float32 or uint8),
+  // on the module's device.
+  PolicyOutput forward(torch::Tensor obs);
+
+  bool discrete() const { return discrete_; }
+  // n for discrete actions, A (elements of the action box) for box actions.
+  int64_t action_size() const { return action_size_; }
+  // Elements of one observation.
+  int64_t observation_size() const { return obs_size_; }
+
+ private:
+  torch::nn::Sequential make_torso(const engine::ModelConfig& config, const char* name);
+
+  bool discrete_ = true;
+  bool uint8_obs_ = false;
+  bool has_hidden_ = false;    // false: the heads read the flattened observation
+  bool shared_torso_ = false;
+  int64_t obs_size_ = 0;
+  int64_t action_size_ = 0;
+  int64_t torso_out_ = 0;
+  torch::nn::Sequential policy_torso_{nullptr};
+  torch::nn::Sequential value_torso_{nullptr};  // null when shared_torso
+  torch::nn::Linear policy_head_{nullptr};
+  torch::nn::Linear value_head_{nullptr};
+  torch::Tensor log_std_;  // [A], box only
+};
+TORCH_MODULE(PolicyNet);
+
+}  // namespace moonseed::models

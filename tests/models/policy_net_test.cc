@@ -1,0 +1,157 @@
+#include "models/policy_net.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+namespace moonseed::models {
+namespace {
+
+envs::Space box(std::vector<int64_t> shape, envs::DType dtype = envs::DType::kFloat32) {
+  envs::Space s;
+  s.kind = envs::SpaceKind::kBox;
+  s.dtype = dtype;
+  s.shape = std::move(shape);
+  return s;
+}
+
+envs::Space discrete(int64_t n) {
+  envs::Space s;
+  s.kind = envs::SpaceKind::kDiscrete;
+  s.n = n;
+  return s;
+}
+
+envs::EnvSpec spec_of(envs::Space obs, envs::Space act) {
+  envs::EnvSpec spec;
+  spec.id = "Test-v0";
+  spec.observation = std::move(obs);
+  spec.action = std::move(act);
+  return spec;
+}
+
+TEST(PolicyNet, DiscreteActionsGiveOneLogitPerActionAndOneValuePerObservation) {
+  PolicyNet net(engine::ModelConfig{}, spec_of(box({4}), discrete(3)));
+  const PolicyOutput out = net->forward(torch::randn({5, 4}));
+  EXPECT_EQ(out.logits_or_mean.sizes(), torch::IntArrayRef({5, 3}));
+  EXPECT_EQ(out.value.sizes(), torch::IntArrayRef({5}));
+  EXPECT_FALSE(out.log_std.defined());
+  EXPECT_TRUE(net->discrete());
+  EXPECT_EQ(net->action_size(), 3);
+}
+
+TEST(PolicyNet, BoxActionsGiveAMeanAndTheInitialLogStdPerDimension) {
+  engine::ModelConfig config;
+  config.init_log_std = -0.7;
+  PolicyNet net(config, spec_of(box({3}), box({2})));
+  const PolicyOutput out = net->forward(torch::randn({5, 3}));
+  EXPECT_EQ(out.logits_or_mean.sizes(), torch::IntArrayRef({5, 2}));
+  EXPECT_EQ(out.value.sizes(), torch::IntArrayRef({5}));
+  ASSERT_TRUE(out.log_std.defined());
+  EXPECT_EQ(out.log_std.sizes(), torch::IntArrayRef({5, 2}));
+  EXPECT_TRUE(torch::allclose(out.log_std, torch::full({5, 2}, -0.7)));
+  EXPECT_FALSE(net->discrete());
+}
+
+TEST(PolicyNet, LogStdIsALearnedParameterIndependentOfTheObservation) {
+  PolicyNet net(engine::ModelConfig{}, spec_of(box({3}), box({2})));
+  const PolicyOutput out = net->forward(torch::randn({4, 3}));
+  EXPECT_TRUE(torch::equal(out.log_std[0], out.log_std[3]));
+  out.log_std.sum().backward();
+  const auto params = net->named_parameters();
+  ASSERT_NE(params.find("log_std"), nullptr);
+  EXPECT_TRUE(params["log_std"].grad().defined());
+}
+
+TEST(PolicyNet, MultiDimensionalUint8ObservationsAreFlattened) {
+  PolicyNet net(engine::ModelConfig{}, spec_of(box({2, 3, 4}, envs::DType::kUInt8), discrete(6)));
+  const PolicyOutput out =
+      net->forward(torch::randint(0, 256, {7, 2, 3, 4}, torch::dtype(torch::kUInt8)));
+  EXPECT_EQ(out.logits_or_mean.sizes(), torch::IntArrayRef({7, 6}));
+  EXPECT_EQ(out.value.sizes(), torch::IntArrayRef({7}));
+  EXPECT_EQ(net->observation_size(), 24);
+}
+
+TEST(PolicyNet, Uint8ObservationsAreScaledByOneOver255) {
+  // Same seed, same layer shapes: the two nets have identical weights, and the
+  // uint8 one must see x / 255 where the float one sees it directly.
+  torch::manual_seed(3);
+  PolicyNet bytes(engine::ModelConfig{}, spec_of(box({5}, envs::DType::kUInt8), discrete(2)));
+  torch::manual_seed(3);
+  PolicyNet floats(engine::ModelConfig{}, spec_of(box({5}), discrete(2)));
+  const torch::Tensor raw = torch::randint(0, 256, {4, 5}, torch::dtype(torch::kUInt8));
+  const PolicyOutput a = bytes->forward(raw);
+  const PolicyOutput b = floats->forward(raw.to(torch::kFloat32) / 255.0);
+  EXPECT_TRUE(torch::allclose(a.logits_or_mean, b.logits_or_mean, 1e-5, 1e-7));
+  EXPECT_TRUE(torch::allclose(a.value, b.value, 1e-5, 1e-6));
+}
+
+TEST(PolicyNet, SeparateTorsosByDefaultAndOneSharedTorsoWhenAsked) {
+  engine::ModelConfig config;
+  config.hidden = {8, 8};
+  PolicyNet separate(config, spec_of(box({4}), discrete(2)));
+  config.shared_torso = true;
+  PolicyNet shared(config, spec_of(box({4}), discrete(2)));
+  EXPECT_NE(separate->named_parameters().find("value_torso.0.weight"), nullptr);
+  EXPECT_EQ(shared->named_parameters().find("value_torso.0.weight"), nullptr);
+
+  // With a shared torso the value loss moves the torso the policy reads.
+  shared->forward(torch::randn({3, 4})).value.sum().backward();
+  const torch::Tensor g = shared->named_parameters()["policy_torso.0.weight"].grad();
+  ASSERT_TRUE(g.defined());
+  EXPECT_GT(g.abs().sum().item<double>(), 0.0);
+}
+
+TEST(PolicyNet, WithoutHiddenLayersTheHeadsReadTheObservation) {
+  engine::ModelConfig config;
+  config.hidden = {};
+  PolicyNet net(config, spec_of(box({4}), discrete(2)));
+  const PolicyOutput out = net->forward(torch::randn({3, 4}));
+  EXPECT_EQ(out.logits_or_mean.sizes(), torch::IntArrayRef({3, 2}));
+  EXPECT_EQ(out.value.sizes(), torch::IntArrayRef({3}));
+}
+
+TEST(PolicyNet, InitialisesOrthogonallyWithPerLayerGainsAndZeroBiases) {
+  engine::ModelConfig config;
+  config.hidden = {16, 16};
+  PolicyNet net(config, spec_of(box({4}), discrete(3)));
+  auto params = net->named_parameters();
+  // Hidden [16, 4]: orthonormal columns times sqrt(2), so W^T W = 2 I.
+  const torch::Tensor hidden = params["policy_torso.0.weight"];
+  EXPECT_TRUE(torch::allclose(hidden.t().mm(hidden), 2.0 * torch::eye(4), 1e-4, 1e-4));
+  // Policy head [3, 16]: orthonormal rows times 0.01, so W W^T = 1e-4 I.
+  const torch::Tensor policy = params["policy_head.weight"];
+  EXPECT_TRUE(torch::allclose(policy.mm(policy.t()), 1e-4 * torch::eye(3), 1e-4, 1e-8));
+  // Value head [1, 16]: a unit row.
+  EXPECT_NEAR(params["value_head.weight"].norm().item<double>(), 1.0, 1e-5);
+  for (const auto& p : params) {
+    if (p.key().size() >= 4 && p.key().compare(p.key().size() - 4, 4, "bias") == 0) {
+      EXPECT_EQ(p.value().abs().sum().item<double>(), 0.0) << p.key();
+    }
+  }
+}
+
+TEST(PolicyNet, ReluActivationIsAccepted) {
+  engine::ModelConfig config;
+  config.activation = "relu";
+  PolicyNet net(config, spec_of(box({4}), discrete(2)));
+  EXPECT_EQ(net->forward(torch::randn({2, 4})).value.sizes(), torch::IntArrayRef({2}));
+}
+
+TEST(PolicyNet, RejectsAnUnknownActivationOrKind) {
+  engine::ModelConfig config;
+  config.activation = "gelu";
+  EXPECT_THROW(PolicyNet(config, spec_of(box({4}), discrete(2))), std::invalid_argument);
+  config = engine::ModelConfig{};
+  config.kind = "lstm";
+  EXPECT_THROW(PolicyNet(config, spec_of(box({4}), discrete(2))), std::invalid_argument);
+}
+
+TEST(PolicyNet, RejectsObservationsOfTheWrongSize) {
+  PolicyNet net(engine::ModelConfig{}, spec_of(box({4}), discrete(2)));
+  EXPECT_THROW(net->forward(torch::randn({3, 5})), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace moonseed::models
