@@ -1,0 +1,332 @@
+#include "scripts/config_schema.h"
+
+#include <cctype>
+#include <limits>
+#include <type_traits>
+
+#include "scripts/config_values.h"
+
+namespace moonseed::scripts {
+namespace {
+
+using engine::ExperimentConfig;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// Lua numbers are doubles: integers beyond 2^53 would not survive a script.
+constexpr double kMaxExactInteger = 9007199254740992.0;
+
+// The path string and the member expression come from one token sequence, so
+// a field's dotted path can never drift from the member it reads.
+#define MOONSEED_FIELD(member) #member, [](auto& c) -> auto& { return c.member; }
+
+FieldSchema base(const char* path, FieldType type, double min, double max, ReloadClass reload,
+                 const char* doc) {
+  FieldSchema f;
+  f.path = path;
+  f.type = type;
+  f.min = min;
+  f.max = max;
+  f.reload = reload;
+  f.doc = doc;
+  return f;
+}
+
+template <typename Access>
+FieldSchema number(const char* path, Access access, double min, double max, ReloadClass reload,
+                   const char* doc, bool min_exclusive = false) {
+  FieldSchema f = base(path, FieldType::kNumber, min, max, reload, doc);
+  f.min_exclusive = min_exclusive;
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(static_cast<double>(access(c))); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<double>(v); };
+  return f;
+}
+
+template <typename Access>
+FieldSchema integer(const char* path, Access access, double min, double max, ReloadClass reload,
+                    const char* doc) {
+  FieldSchema f = base(path, FieldType::kInteger, min, max, reload, doc);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(static_cast<int64_t>(access(c))); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) {
+    using Member = std::remove_reference_t<decltype(access(c))>;
+    access(c) = static_cast<Member>(std::get<int64_t>(v));
+  };
+  return f;
+}
+
+template <typename Access>
+FieldSchema string(const char* path, Access access, std::vector<std::string> allowed,
+                   ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kString, 0, 0, reload, doc);
+  f.allowed = std::move(allowed);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(access(c)); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<std::string>(v); };
+  return f;
+}
+
+template <typename Access>
+FieldSchema boolean(const char* path, Access access, ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kBool, 0, 0, reload, doc);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(static_cast<bool>(access(c))); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<bool>(v); };
+  return f;
+}
+
+template <typename Access>
+FieldSchema integer_list(const char* path, Access access, double min, double max,
+                         ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kIntegerList, min, max, reload, doc);
+  f.get = [access](const ExperimentConfig& c) {
+    return FieldValue(std::vector<int64_t>(access(c).begin(), access(c).end()));
+  };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) {
+    const auto& list = std::get<std::vector<int64_t>>(v);
+    access(c).assign(list.begin(), list.end());
+  };
+  return f;
+}
+
+template <typename Access>
+FieldSchema number_map(const char* path, Access access, ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kNumberMap, -kInf, kInf, reload, doc);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(NumberMap(access(c))); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<NumberMap>(v); };
+  return f;
+}
+
+FieldSchema with_rule(FieldSchema f, std::string rule_doc,
+                      std::function<std::string(const FieldValue&)> rule) {
+  f.rule_doc = std::move(rule_doc);
+  f.rule = std::move(rule);
+  return f;
+}
+
+// The run directory is named after the experiment.
+std::string directory_name_rule(const FieldValue& v) {
+  const std::string& s = std::get<std::string>(v);
+  bool ok = !s.empty() && s != "." && s != "..";
+  for (char c : s) {
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+  }
+  return ok ? "" : "expected letters, digits, '_', '-' or '.' (it names the run directory)";
+}
+
+std::string layer_count_rule(const FieldValue& v) {
+  const size_t n = std::get<std::vector<int64_t>>(v).size();
+  return n >= 1 && n <= 16 ? "" : "expected 1 to 16 hidden layer sizes";
+}
+
+std::string non_empty_rule(const FieldValue& v) {
+  return std::get<std::string>(v).empty() ? "expected a non-empty string" : "";
+}
+
+std::vector<FieldSchema> build_schema() {
+  constexpr ReloadClass kHot = ReloadClass::kHot;
+  constexpr ReloadClass kRestart = ReloadClass::kRestart;
+  return {
+      with_rule(string(MOONSEED_FIELD(name), {}, kRestart, "experiment name; prefix of the run directory"),
+                "letters, digits, `_`, `-`, `.`", directory_name_rule),
+      string(MOONSEED_FIELD(algo), {"vtrace"}, kRestart, "training algorithm"),
+      integer(MOONSEED_FIELD(seed), 0, kMaxExactInteger, kRestart,
+              "seed of the learner and, offset per env, of the actors' envs"),
+      with_rule(string(MOONSEED_FIELD(runs_dir), {}, kRestart, "directory under which run directories are created"),
+                "non-empty", non_empty_rule),
+
+      string(MOONSEED_FIELD(env.id), {}, kRestart, "Gymnasium id of a built-in environment"),
+      number_map(MOONSEED_FIELD(env.options), kRestart,
+                 "options passed to the environment by name, e.g. {max_episode_steps = 200}"),
+
+      string(MOONSEED_FIELD(model.kind), {"mlp"}, kRestart, "network family"),
+      with_rule(integer_list(MOONSEED_FIELD(model.hidden), 1, 65536, kRestart, "sizes of the hidden layers"),
+                "1 to 16 layers", layer_count_rule),
+      string(MOONSEED_FIELD(model.activation), {"tanh", "relu"}, kRestart, "activation of the hidden layers"),
+      boolean(MOONSEED_FIELD(model.shared_torso), kRestart, "policy and value heads share the hidden layers"),
+      number(MOONSEED_FIELD(model.init_log_std), -20, 2, kRestart,
+             "initial log standard deviation of Gaussian policies (box actions)"),
+
+      number(MOONSEED_FIELD(vtrace.gamma), 0, 1, kHot, "discount factor"),
+      number(MOONSEED_FIELD(vtrace.lambda), 0, 1, kHot, "trace coefficient: c_t = lambda * min(c_clip, rho_t)"),
+      number(MOONSEED_FIELD(vtrace.rho_clip), 0, kInf, kHot, "clip of rho in the TD error (rho bar)", true),
+      number(MOONSEED_FIELD(vtrace.pg_rho_clip), 0, kInf, kHot, "clip of rho in the policy-gradient advantage", true),
+      number(MOONSEED_FIELD(vtrace.c_clip), 0, kInf, kHot, "clip of rho in the trace coefficients (c bar)", true),
+      number(MOONSEED_FIELD(vtrace.baseline_cost), 0, kInf, kHot, "weight of the value loss"),
+      number(MOONSEED_FIELD(vtrace.entropy_cost), 0, kInf, kHot, "weight of the entropy bonus"),
+
+      string(MOONSEED_FIELD(optimizer.kind), {"adam", "rmsprop"}, kRestart, "optimizer"),
+      number(MOONSEED_FIELD(optimizer.lr), 0, 1, kHot, "learning rate", true),
+      number(MOONSEED_FIELD(optimizer.eps), 0, 1, kRestart, "epsilon of Adam / RMSProp", true),
+      number(MOONSEED_FIELD(optimizer.rmsprop_alpha), 0, 1, kRestart, "RMSProp smoothing constant"),
+      number(MOONSEED_FIELD(optimizer.rmsprop_momentum), 0, 1, kRestart, "RMSProp momentum"),
+      number(MOONSEED_FIELD(optimizer.max_grad_norm), 0, kInf, kHot, "global gradient-norm clip; 0 disables"),
+      number(MOONSEED_FIELD(optimizer.lr_decay_frames), 0, kInf, kHot,
+             "linear decay of lr to 0 over this many frames; 0 keeps lr constant"),
+
+      integer(MOONSEED_FIELD(topology.actors), 1, 4096, kRestart, "actor processes started by `moonseed run`"),
+      integer(MOONSEED_FIELD(topology.envs_per_actor), 1, 65536, kRestart, "environments stepped by each actor"),
+      integer(MOONSEED_FIELD(topology.groups_per_actor), 1, 64, kRestart,
+              "env groups per actor that step while the others wait for actions"),
+      integer(MOONSEED_FIELD(topology.local_actors), -1, 4096, kRestart,
+              "actor processes `moonseed run` starts itself; -1 = all, the rest connect from elsewhere"),
+      string(MOONSEED_FIELD(topology.transport), {"unix", "tcp"}, kRestart, "actor-learner socket kind"),
+      string(MOONSEED_FIELD(topology.listen), {}, kRestart,
+             "learner address; \"\" chooses (unix: RUN_DIR/learner.sock, tcp: 127.0.0.1:0)"),
+
+      integer(MOONSEED_FIELD(inference.max_batch), 1, 65536, kRestart, "most envs in one inference forward pass"),
+      integer(MOONSEED_FIELD(inference.deadline_us), 0, 10000000, kRestart,
+              "a batch runs when its oldest request is this old (microseconds)"),
+      string(MOONSEED_FIELD(inference.device), {"auto", "cpu", "cuda"}, kRestart,
+             "inference and training device; auto = cuda when available"),
+
+      integer(MOONSEED_FIELD(learner.batch), 1, 65536, kRestart, "unrolls per training step"),
+      integer(MOONSEED_FIELD(learner.unroll), 1, 100000, kRestart, "steps per unroll (T; T+1 stored, overlap 1)"),
+      integer(MOONSEED_FIELD(learner.queue_capacity), 1, 1 << 20, kRestart,
+              "unrolls queued before actors are held back"),
+      integer(MOONSEED_FIELD(learner.torch_threads), 1, 256, kRestart, "intra-op threads of the training thread"),
+
+      integer(MOONSEED_FIELD(stop.frames), 0, kMaxExactInteger, kHot, "stop after this many env frames; 0 = no limit"),
+      number(MOONSEED_FIELD(stop.seconds), 0, kInf, kHot, "stop after this many seconds; 0 = no limit"),
+      number(MOONSEED_FIELD(stop.return_mean), -kInf, kInf, kHot,
+             "stop once the mean return of the last 100 episodes reaches this; 0 = off"),
+
+      number(MOONSEED_FIELD(log.interval_s), 0, 86400, kHot, "progress line and metrics.jsonl cadence (seconds)", true),
+      boolean(MOONSEED_FIELD(log.progress), kHot, "print the live progress line"),
+
+      number(MOONSEED_FIELD(checkpoint.interval_s), 0, kInf, kHot, "seconds between checkpoints; 0 = only at the end"),
+      integer(MOONSEED_FIELD(checkpoint.keep), 1, 1000, kHot, "newest checkpoints kept"),
+  };
+}
+
+#undef MOONSEED_FIELD
+
+// Tripwire: a structured binding must name every member, so a field added to
+// engine/config.h stops this compiling until the schema above lists it and
+// the binding here is updated.
+[[maybe_unused]] void schema_lists_every_member(ExperimentConfig& c) {
+  [[maybe_unused]] auto& [name, algo, seed, runs_dir, env, model, vtrace, optimizer, topology, inference,
+                          learner, stop, log, checkpoint] = c;
+  [[maybe_unused]] auto& [env_id, env_options] = c.env;
+  [[maybe_unused]] auto& [model_kind, hidden, activation, shared_torso, init_log_std] = c.model;
+  [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost] = c.vtrace;
+  [[maybe_unused]] auto& [optimizer_kind, lr, eps, rmsprop_alpha, rmsprop_momentum, max_grad_norm,
+                          lr_decay_frames] = c.optimizer;
+  [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, local_actors, transport, listen] =
+      c.topology;
+  [[maybe_unused]] auto& [max_batch, deadline_us, device] = c.inference;
+  [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;
+  [[maybe_unused]] auto& [frames, seconds, return_mean] = c.stop;
+  [[maybe_unused]] auto& [interval_s, progress] = c.log;
+  [[maybe_unused]] auto& [checkpoint_interval_s, keep] = c.checkpoint;
+}
+
+}  // namespace
+
+const std::vector<FieldSchema>& config_schema() {
+  static const std::vector<FieldSchema> schema = build_schema();
+  return schema;
+}
+
+const FieldSchema* find_field(const std::string& path) {
+  for (const FieldSchema& f : config_schema()) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
+}
+
+bool is_section(const std::string& path) {
+  for (const FieldSchema& f : config_schema()) {
+    if (f.path.size() > path.size() && f.path.compare(0, path.size(), path) == 0 &&
+        f.path[path.size()] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> names_in(const std::string& section) {
+  const std::string prefix = section.empty() ? "" : section + ".";
+  std::vector<std::string> names;
+  for (const FieldSchema& f : config_schema()) {
+    if (f.path.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = f.path.substr(prefix.size());
+    const std::string name = rest.substr(0, rest.find('.'));
+    bool seen = false;
+    for (const std::string& n : names) seen = seen || n == name;
+    if (!seen) names.push_back(name);
+  }
+  return names;
+}
+
+std::string did_you_mean(const std::string& unknown_path) {
+  const size_t dot = unknown_path.rfind('.');
+  const std::string parent = dot == std::string::npos ? "" : unknown_path.substr(0, dot);
+  const std::string leaf = dot == std::string::npos ? unknown_path : unknown_path.substr(dot + 1);
+  // A sibling with a close name: a typo.
+  std::string sibling = closest_name(leaf, names_in(parent));
+  if (!sibling.empty()) return parent.empty() ? sibling : parent + "." + sibling;
+  // The same name in another section: a field written at the wrong level.
+  for (const FieldSchema& f : config_schema()) {
+    const size_t f_dot = f.path.rfind('.');
+    if (f.path.substr(f_dot == std::string::npos ? 0 : f_dot + 1) == leaf) return f.path;
+  }
+  return "";
+}
+
+const char* type_name(FieldType type) {
+  switch (type) {
+    case FieldType::kNumber: return "number";
+    case FieldType::kInteger: return "integer";
+    case FieldType::kString: return "string";
+    case FieldType::kBool: return "boolean";
+    case FieldType::kIntegerList: return "list of integers";
+    case FieldType::kNumberMap: return "map of numbers";
+  }
+  return "?";
+}
+
+const char* reload_name(ReloadClass reload) {
+  switch (reload) {
+    case ReloadClass::kHot: return "hot";
+    case ReloadClass::kBoundary: return "boundary";
+    case ReloadClass::kRestart: return "restart";
+  }
+  return "?";
+}
+
+std::string schema_markdown() {
+  const engine::ExperimentConfig defaults;
+  std::string md =
+      "# Experiment configuration\n"
+      "\n"
+      "<!-- Generated from scripts/config_schema.cc: `cmake --build BUILD --target config_docs`.\n"
+      "     scripts_test fails while this file differs from the schema. -->\n"
+      "\n"
+      "An experiment script returns a table with these fields (`ms.experiment { ... }`\n"
+      "from `require \"moonseed\"`, or a plain table). Every field is optional and takes the\n"
+      "default below; an unknown field, a value of the wrong type or out of range is an\n"
+      "error naming `file:line` and the field, before anything starts. On the command line,\n"
+      "`moonseed run SCRIPT optimizer.lr=3e-4 topology.actors=4` overrides fields by path\n"
+      "(`env.options.NAME=VALUE` sets one env option; lists are written `64,64`).\n"
+      "\n"
+      "Reload class: what a running experiment does when a reloaded script changes the field.\n"
+      "`hot`: applied at the next training step; `boundary`: applied by actors at the next\n"
+      "unroll boundary; `restart`: the reload is refused, naming the field.\n"
+      "\n"
+      "| field | type | default | range | reload | description |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const FieldSchema& f : config_schema()) {
+    std::string row = "| `" + f.path + "` | " + type_name(f.type) + " | `" + lua_literal(f.get(defaults)) +
+                      "` | " + range_text(f) + " | " + reload_name(f.reload) + " | " + f.doc + " |\n";
+    md += row;
+  }
+  return md;
+}
+
+std::vector<std::string> changed_fields(const engine::ExperimentConfig& a,
+                                        const engine::ExperimentConfig& b) {
+  std::vector<std::string> changed;
+  for (const FieldSchema& f : config_schema()) {
+    if (f.get(a) != f.get(b)) changed.push_back(f.path);
+  }
+  return changed;
+}
+
+}  // namespace moonseed::scripts

@@ -1,0 +1,318 @@
+#include "scripts/config_values.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace moonseed::scripts {
+namespace {
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+  for (char c : s) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  static const char* const kKeywords[] = {"and", "break", "do", "else", "elseif", "end",
+                                          "false", "for", "function", "goto", "if", "in",
+                                          "local", "nil", "not", "or", "repeat", "return",
+                                          "then", "true", "until", "while"};
+  for (const char* k : kKeywords) {
+    if (s == k) return false;
+  }
+  return true;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+// "{a, b}" -> "a, b"; text without braces is returned as is.
+std::string strip_braces(const std::string& text) {
+  const std::string t = trim(text);
+  if (t.size() >= 2 && t.front() == '{' && t.back() == '}') return trim(t.substr(1, t.size() - 2));
+  return t;
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  if (trim(text).empty()) return parts;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    parts.push_back(trim(text.substr(start, comma - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return parts;
+}
+
+bool parse_double(const std::string& text, double* out) {
+  const std::string t = trim(text);
+  if (t.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtod(t.c_str(), &end);
+  return end == t.c_str() + t.size() && std::isfinite(*out);
+}
+
+bool parse_integer(const std::string& text, int64_t* out) {
+  double d = 0;
+  if (!parse_double(text, &d) || d != std::floor(d) || std::fabs(d) > 9007199254740992.0) return false;
+  *out = static_cast<int64_t>(d);
+  return true;
+}
+
+[[noreturn]] void bad_text(const char* expected, const std::string& text) {
+  throw std::invalid_argument(std::string("expected ") + expected + ", got '" + text + "'");
+}
+
+std::string interval_text(const FieldSchema& f) {
+  const bool low = std::isfinite(f.min), high = std::isfinite(f.max);
+  if (!low && !high) return "any";
+  if (!high) return (f.min_exclusive ? "> " : ">= ") + format_number(f.min);
+  if (!low) return "<= " + format_number(f.max);
+  return (f.min_exclusive ? "(" : "[") + format_number(f.min) + ", " + format_number(f.max) + "]";
+}
+
+bool in_interval(const FieldSchema& f, double v) {
+  return (f.min_exclusive ? v > f.min : v >= f.min) && v <= f.max;
+}
+
+std::string number_problem(const FieldSchema& f, double v, const char* kind) {
+  if (!std::isfinite(v)) return std::string("expected a finite ") + kind + ", got " + format_number(v);
+  if (in_interval(f, v)) return "";
+  return std::string("expected ") + (kind[0] == 'i' ? "an " : "a ") + kind + " in " +
+         interval_text(f) + ", got " + format_number(v);
+}
+
+}  // namespace
+
+std::string format_number(double value) {
+  if (std::isnan(value)) return "(0/0)";
+  if (std::isinf(value)) return value > 0 ? "(1/0)" : "(-1/0)";
+  char buffer[40];
+  // Whole numbers read best written out (40, not 4e+01).
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    return buffer;
+  }
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value) break;
+  }
+  return buffer;
+}
+
+std::string lua_quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char esc[8];
+          std::snprintf(esc, sizeof esc, "\\%03u", static_cast<unsigned>(c));
+          out += esc;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string lua_literal(const FieldValue& value) {
+  if (const auto* d = std::get_if<double>(&value)) return format_number(*d);
+  if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+  if (const auto* s = std::get_if<std::string>(&value)) return lua_quote(*s);
+  if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  std::string out = "{";
+  if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
+    for (size_t k = 0; k < list->size(); ++k) out += (k ? ", " : "") + std::to_string((*list)[k]);
+  } else {
+    const NumberMap& map = std::get<NumberMap>(value);
+    for (size_t k = 0; k < map.size(); ++k) {
+      const std::string& key = map[k].first;
+      out += k ? ", " : "";
+      out += is_identifier(key) ? key : "[" + lua_quote(key) + "]";
+      out += " = " + format_number(map[k].second);
+    }
+  }
+  return out + "}";
+}
+
+std::string range_text(const FieldSchema& f) {
+  std::string text;
+  switch (f.type) {
+    case FieldType::kNumber:
+    case FieldType::kInteger:
+      text = interval_text(f);
+      break;
+    case FieldType::kString:
+      if (!f.allowed.empty()) {
+        text = "one of:";
+        for (size_t k = 0; k < f.allowed.size(); ++k) text += (k ? ", " : " ") + f.allowed[k];
+      }
+      break;
+    case FieldType::kIntegerList:
+      text = "each " + interval_text(f);
+      break;
+    case FieldType::kNumberMap:
+    case FieldType::kBool:
+      break;
+  }
+  if (!f.rule_doc.empty()) text += (text.empty() ? "" : "; ") + f.rule_doc;
+  return text.empty() ? "any" : text;
+}
+
+std::string check_value(const FieldSchema& f, const FieldValue& value) {
+  std::string problem;
+  switch (f.type) {
+    case FieldType::kNumber:
+      if (!std::holds_alternative<double>(value)) return "expected a number";
+      problem = number_problem(f, std::get<double>(value), "number");
+      break;
+    case FieldType::kInteger:
+      if (!std::holds_alternative<int64_t>(value)) return "expected an integer";
+      problem = number_problem(f, static_cast<double>(std::get<int64_t>(value)), "integer");
+      break;
+    case FieldType::kString: {
+      if (!std::holds_alternative<std::string>(value)) return "expected a string";
+      const std::string& s = std::get<std::string>(value);
+      if (f.allowed.empty() || std::count(f.allowed.begin(), f.allowed.end(), s) > 0) break;
+      problem = "expected one of";
+      for (size_t k = 0; k < f.allowed.size(); ++k) problem += (k ? ", " : " ") + lua_quote(f.allowed[k]);
+      problem += ", got " + lua_quote(s);
+      const std::string close = closest_name(s, f.allowed);
+      if (!close.empty()) problem += "; did you mean " + lua_quote(close) + "?";
+      break;
+    }
+    case FieldType::kBool:
+      if (!std::holds_alternative<bool>(value)) return "expected a boolean";
+      break;
+    case FieldType::kIntegerList: {
+      if (!std::holds_alternative<std::vector<int64_t>>(value)) return "expected a list of integers";
+      const auto& list = std::get<std::vector<int64_t>>(value);
+      for (size_t k = 0; k < list.size() && problem.empty(); ++k) {
+        problem = number_problem(f, static_cast<double>(list[k]), "integer");
+        if (!problem.empty()) problem = "element " + std::to_string(k + 1) + ": " + problem;
+      }
+      break;
+    }
+    case FieldType::kNumberMap: {
+      if (!std::holds_alternative<NumberMap>(value)) return "expected a map of numbers";
+      for (const auto& [key, number] : std::get<NumberMap>(value)) {
+        problem = number_problem(f, number, "number");
+        if (!problem.empty()) {
+          problem = "entry " + key + ": " + problem;
+          break;
+        }
+      }
+      break;
+    }
+  }
+  if (problem.empty() && f.rule) problem = f.rule(value);
+  if (!problem.empty() && problem.find(", got ") == std::string::npos) {
+    problem += ", got " + lua_literal(value);
+  }
+  return problem;
+}
+
+FieldValue parse_value(const FieldSchema& f, const std::string& text) {
+  switch (f.type) {
+    case FieldType::kNumber: {
+      double d = 0;
+      if (!parse_double(text, &d)) bad_text("a number", text);
+      return d;
+    }
+    case FieldType::kInteger: {
+      int64_t i = 0;
+      if (!parse_integer(text, &i)) bad_text("an integer", text);
+      return i;
+    }
+    case FieldType::kString: {
+      const std::string t = trim(text);
+      if (t.size() >= 2 && (t.front() == '"' || t.front() == '\'') && t.back() == t.front()) {
+        return t.substr(1, t.size() - 2);
+      }
+      return text;
+    }
+    case FieldType::kBool:
+      if (trim(text) == "true") return true;
+      if (trim(text) == "false") return false;
+      bad_text("true or false", text);
+    case FieldType::kIntegerList: {
+      std::vector<int64_t> list;
+      for (const std::string& part : split_commas(strip_braces(text))) {
+        int64_t i = 0;
+        if (!parse_integer(part, &i)) bad_text("a comma-separated list of integers", text);
+        list.push_back(i);
+      }
+      return list;
+    }
+    case FieldType::kNumberMap: {
+      NumberMap map;
+      for (const std::string& part : split_commas(strip_braces(text))) {
+        const size_t eq = part.find('=');
+        double d = 0;
+        if (eq == std::string::npos || !is_identifier(trim(part.substr(0, eq))) ||
+            !parse_double(part.substr(eq + 1), &d)) {
+          bad_text("name=number pairs separated by commas", text);
+        }
+        map.emplace_back(trim(part.substr(0, eq)), d);
+      }
+      std::sort(map.begin(), map.end());
+      return map;
+    }
+  }
+  throw std::logic_error("parse_value: unknown field type");
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  // d[i][j]: distance between the first i chars of a and the first j of b.
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
+  // A third of the length, at least 1 and at most 3 edits, reads as a typo.
+  const size_t limit = std::clamp<size_t>(name.size() / 3, 1, 3);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const std::string& c : candidates) {
+    const size_t d = edit_distance(name, c);
+    if (d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  if (!best.empty() || name.size() < 3) return best;
+  for (const std::string& c : candidates) {
+    if (c.size() >= 3 && (c.compare(0, name.size(), name) == 0 || name.compare(0, c.size(), c) == 0)) {
+      return c;
+    }
+  }
+  return "";
+}
+
+}  // namespace moonseed::scripts

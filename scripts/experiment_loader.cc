@@ -1,0 +1,456 @@
+#include "scripts/experiment_loader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "envs/env.h"
+#include "scripts/config_schema.h"
+#include "scripts/config_values.h"
+#include "scripts/lua_api.h"
+#include "scripts/lua_state.h"
+#include "scripts/source_locator.h"
+
+namespace moonseed::scripts {
+namespace {
+
+constexpr const char* kCommandLine = "command line";
+
+// Where a table was written: its file, its constructor when known, and the
+// line to blame when a key cannot be found in the text.
+struct Place {
+  std::string file;
+  std::optional<SourceLocator::Anchor> anchor;
+  int line = 0;
+};
+
+// A value given to a field, and where it was given.
+struct Assigned {
+  FieldValue value;
+  std::string file;
+  int line = 0;
+};
+
+int absolute(lua_State* L, int index) {
+  return index < 0 && index > LUA_REGISTRYINDEX ? lua_gettop(L) + index + 1 : index;
+}
+
+// "string \"fast\"", "number 2.5", "boolean true", "table".
+std::string describe(lua_State* L, int index) {
+  const int type = lua_type(L, index);
+  std::string text = lua_typename(L, type);
+  if (type == LUA_TNUMBER) {
+    text += " " + format_number(lua_tonumber(L, index));
+  } else if (type == LUA_TBOOLEAN) {
+    text += lua_toboolean(L, index) ? " true" : " false";
+  } else if (type == LUA_TSTRING) {
+    size_t size = 0;
+    const char* s = lua_tolstring(L, index, &size);
+    const std::string shown(s, std::min<size_t>(size, 60));
+    text += " " + lua_quote(shown) + (size > 60 ? "..." : "");
+  }
+  return text;
+}
+
+std::string join(const std::string& section, const std::string& key) {
+  return section.empty() ? key : section + "." + key;
+}
+
+std::string listing(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& n : names) text += (text.empty() ? "" : ", ") + n;
+  return text;
+}
+
+// Reads the script's table into field values, recording every problem.
+class ScriptReader {
+ public:
+  ScriptReader(lua_State* L, std::vector<ConfigIssue>* issues, std::map<std::string, Assigned>* values)
+      : L_(L), issues_(issues), values_(values) {}
+
+  Place root_place(int index, const std::string& script) {
+    if (std::optional<Place> helper = helper_place(index)) return *helper;
+    Place place{script, locator_.returned_constructor(script), 0};
+    if (place.anchor) place.line = locator_.line_of(*place.anchor);
+    return place;
+  }
+
+  void read_section(int index, const std::string& section, const Place& place) {
+    index = absolute(L_, index);
+    lua_pushnil(L_);
+    while (lua_next(L_, index) != 0) {
+      read_entry(section, place);
+      lua_pop(L_, 1);
+    }
+  }
+
+ private:
+  // Key at -2, value at -1.
+  void read_entry(const std::string& section, const Place& place) {
+    if (lua_type(L_, -2) != LUA_TSTRING) {
+      issue(place.file, place.line, section.empty() ? "(experiment)" : section,
+            "unexpected entry with key " + describe(L_, -2) + "; config tables take named fields");
+      return;
+    }
+    const std::string key = lua_tostring(L_, -2);
+    const std::string path = join(section, key);
+    std::optional<SourceLocator::KeyPlace> key_place;
+    if (place.anchor) key_place = locator_.find_key(*place.anchor, key);
+    const int line = key_place ? key_place->line : place.line;
+
+    if (const FieldSchema* field = find_field(path)) {
+      Place value_place{place.file, key_place ? key_place->value : std::nullopt, line};
+      read_field(*field, value_place);
+    } else if (is_section(path)) {
+      if (!lua_istable(L_, -1)) {
+        issue(place.file, line, path,
+              "expected a table (section with fields " + listing(names_in(path)) + "), got " +
+                  describe(L_, -1));
+        return;
+      }
+      Place child{place.file, std::nullopt, line};
+      if (key_place && key_place->value) {
+        child.anchor = key_place->value;
+      } else if (std::optional<Place> helper = helper_place(-1)) {
+        child = *helper;
+      }
+      read_section(-1, path, child);
+    } else {
+      const std::string suggestion = did_you_mean(path);
+      issue(place.file, line, path,
+            suggestion.empty()
+                ? "unknown field; " + (section.empty() ? std::string("the experiment") : section) +
+                      " has: " + listing(names_in(section))
+                : "unknown field; did you mean '" + suggestion + "'?");
+    }
+  }
+
+  // Value at -1.
+  void read_field(const FieldSchema& field, const Place& place) {
+    std::optional<FieldValue> value;
+    const int type = lua_type(L_, -1);
+    switch (field.type) {
+      case FieldType::kNumber:
+        if (type == LUA_TNUMBER) value = static_cast<double>(lua_tonumber(L_, -1));
+        break;
+      case FieldType::kInteger:
+        if (type == LUA_TNUMBER) {
+          value = integer_at(-1, field, field.path, place);
+          if (!value) return;
+        }
+        break;
+      case FieldType::kString:
+        if (type == LUA_TSTRING) value = std::string(lua_tostring(L_, -1));
+        break;
+      case FieldType::kBool:
+        if (type == LUA_TBOOLEAN) value = static_cast<bool>(lua_toboolean(L_, -1));
+        break;
+      case FieldType::kIntegerList:
+        if (type == LUA_TTABLE) {
+          value = integer_list(field, place);
+          if (!value) return;
+        }
+        break;
+      case FieldType::kNumberMap:
+        if (type == LUA_TTABLE) {
+          value = number_map(field, place);
+          if (!value) return;
+        }
+        break;
+    }
+    if (!value) {
+      issue(place.file, place.line, field.path,
+            std::string("expected ") + (field.type == FieldType::kInteger ? "an " : "a ") +
+                type_name(field.type) + ", got " + describe(L_, -1));
+      return;
+    }
+    (*values_)[field.path] = Assigned{std::move(*value), place.file, place.line};
+  }
+
+  // A number at `index` that must be an integer; nullopt after reporting.
+  std::optional<FieldValue> integer_at(int index, const FieldSchema& field, const std::string& name,
+                                       const Place& place) {
+    const double d = lua_tonumber(L_, index);
+    if (d != std::floor(d)) {
+      issue(place.file, place.line, name, "expected an integer, got " + describe(L_, index));
+      return std::nullopt;
+    }
+    if (!(std::fabs(d) <= 9007199254740992.0)) {
+      issue(place.file, place.line, name,
+            "expected an integer in " + range_text(field) + ", got " + format_number(d));
+      return std::nullopt;
+    }
+    return FieldValue(static_cast<int64_t>(d));
+  }
+
+  std::optional<FieldValue> integer_list(const FieldSchema& field, const Place& place) {
+    const int table = lua_gettop(L_);
+    const size_t n = lua_objlen(L_, table);
+    size_t entries = 0;
+    lua_pushnil(L_);
+    while (lua_next(L_, table) != 0) {
+      ++entries;
+      lua_pop(L_, 1);
+    }
+    if (entries != n) {
+      issue(place.file, place.line, field.path,
+            "expected a list of integers like {64, 64}, got a table with named or missing entries");
+      return std::nullopt;
+    }
+    std::vector<int64_t> list;
+    for (size_t k = 1; k <= n; ++k) {
+      lua_rawgeti(L_, table, static_cast<int>(k));
+      const std::string name = field.path + "[" + std::to_string(k) + "]";
+      std::optional<FieldValue> element;
+      if (lua_type(L_, -1) == LUA_TNUMBER) {
+        element = integer_at(-1, field, name, place);
+      } else {
+        issue(place.file, place.line, name, "expected an integer, got " + describe(L_, -1));
+      }
+      lua_pop(L_, 1);
+      if (!element) return std::nullopt;
+      list.push_back(std::get<int64_t>(*element));
+    }
+    return FieldValue(std::move(list));
+  }
+
+  std::optional<FieldValue> number_map(const FieldSchema& field, const Place& place) {
+    const int table = lua_gettop(L_);
+    NumberMap map;
+    bool ok = true;
+    lua_pushnil(L_);
+    while (lua_next(L_, table) != 0) {
+      if (lua_type(L_, -2) != LUA_TSTRING) {
+        issue(place.file, place.line, field.path,
+              "expected a map of numbers like {max_episode_steps = 200}, got key " + describe(L_, -2));
+        ok = false;
+      } else {
+        const std::string key = lua_tostring(L_, -2);
+        std::optional<SourceLocator::KeyPlace> key_place;
+        if (place.anchor) key_place = locator_.find_key(*place.anchor, key);
+        const int line = key_place ? key_place->line : place.line;
+        if (lua_type(L_, -1) == LUA_TNUMBER) {
+          map.emplace_back(key, lua_tonumber(L_, -1));
+        } else {
+          issue(place.file, line, field.path + "." + key, "expected a number, got " + describe(L_, -1));
+          ok = false;
+        }
+      }
+      lua_pop(L_, 1);
+    }
+    if (!ok) return std::nullopt;
+    std::sort(map.begin(), map.end());
+    return FieldValue(std::move(map));
+  }
+
+  // The place recorded by a DSL helper (ms.origin), if the table was built by one.
+  std::optional<Place> helper_place(int index) {
+    index = absolute(L_, index);
+    const int top = lua_gettop(L_);
+    std::optional<Place> place;
+    lua_getfield(L_, LUA_REGISTRYINDEX, "_LOADED");
+    lua_getfield(L_, -1, "moonseed");
+    if (lua_istable(L_, -1)) {
+      lua_getfield(L_, -1, "origin");
+      lua_pushvalue(L_, index);
+      if (lua_isfunction(L_, -2) && lua_pcall(L_, 1, 2, 0) == 0 && lua_type(L_, -2) == LUA_TSTRING &&
+          lua_type(L_, -1) == LUA_TNUMBER) {
+        const std::string source = lua_tostring(L_, -2);
+        const int line = static_cast<int>(lua_tointeger(L_, -1));
+        if (source.size() > 1 && source[0] == '@') {
+          const std::string file = source.substr(1);
+          place = Place{file, locator_.constructor_at_line(file, line), line};
+        }
+      }
+    }
+    lua_settop(L_, top);
+    return place;
+  }
+
+  void issue(const std::string& file, int line, const std::string& field, const std::string& message) {
+    issues_->push_back(ConfigIssue{file, line, field, message});
+  }
+
+  lua_State* L_;
+  SourceLocator locator_;
+  std::vector<ConfigIssue>* issues_;
+  std::map<std::string, Assigned>* values_;
+};
+
+void apply_override(const std::string& text, std::map<std::string, Assigned>* values,
+                    std::vector<ConfigIssue>* issues) {
+  const size_t eq = text.find('=');
+  const std::string path = text.substr(0, std::min(eq, text.size()));
+  auto fail = [&](const std::string& field, const std::string& message) {
+    issues->push_back(ConfigIssue{kCommandLine, 0, field, message + " (in override '" + text + "')"});
+  };
+  if (eq == std::string::npos || path.empty()) return fail(text, "expected FIELD=VALUE");
+  const std::string value_text = text.substr(eq + 1);
+  try {
+    if (const FieldSchema* field = find_field(path)) {
+      (*values)[path] = Assigned{parse_value(*field, value_text), kCommandLine, 0};
+      return;
+    }
+    // "env.options.NAME=VALUE": one entry of a map field, merged into its value.
+    const size_t dot = path.rfind('.');
+    const FieldSchema* map = dot == std::string::npos ? nullptr : find_field(path.substr(0, dot));
+    if (map != nullptr && map->type == FieldType::kNumberMap) {
+      // The map's own parser checks the name and the number.
+      const FieldValue entry = parse_value(*map, path.substr(dot + 1) + "=" + value_text);
+      if (std::get<NumberMap>(entry).size() != 1) return fail(path, "expected one number, got '" + value_text + "'");
+      auto it = values->find(map->path);
+      NumberMap merged = it != values->end() ? std::get<NumberMap>(it->second.value)
+                                             : std::get<NumberMap>(map->get(engine::ExperimentConfig{}));
+      const std::pair<std::string, double>& set = std::get<NumberMap>(entry).front();
+      merged.erase(std::remove_if(merged.begin(), merged.end(),
+                                  [&](const auto& e) { return e.first == set.first; }),
+                   merged.end());
+      merged.push_back(set);
+      std::sort(merged.begin(), merged.end());
+      (*values)[map->path] = Assigned{std::move(merged), kCommandLine, 0};
+      return;
+    }
+  } catch (const std::invalid_argument& e) {
+    return fail(path, e.what());
+  }
+  if (is_section(path)) return fail(path, "is a section; set one of its fields: " + listing(names_in(path)));
+  const std::string suggestion = did_you_mean(path);
+  fail(path, suggestion.empty() ? "unknown field" : "unknown field; did you mean '" + suggestion + "'?");
+}
+
+}  // namespace
+
+namespace {
+
+const Assigned* assigned(const std::map<std::string, Assigned>& values, const std::string& path) {
+  auto it = values.find(path);
+  return it == values.end() ? nullptr : &it->second;
+}
+
+// Rules between fields, checked once every field is valid on its own. A
+// problem is reported where the first of `paths` that was set was set.
+void check_cross_field(const engine::ExperimentConfig& config, const std::string& script,
+                       const std::map<std::string, Assigned>& values, std::vector<ConfigIssue>* issues) {
+  auto report = [&](std::initializer_list<const char*> paths, const std::string& message) {
+    for (const char* path : paths) {
+      if (const Assigned* a = assigned(values, path)) {
+        issues->push_back(ConfigIssue{a->file, a->line, path, message});
+        return;
+      }
+    }
+    issues->push_back(ConfigIssue{script, 0, *paths.begin(), message});
+  };
+  if (config.topology.groups_per_actor > config.topology.envs_per_actor) {
+    report({"topology.groups_per_actor", "topology.envs_per_actor"},
+           "groups_per_actor (" + std::to_string(config.topology.groups_per_actor) +
+               ") exceeds envs_per_actor (" + std::to_string(config.topology.envs_per_actor) +
+               "): every group needs at least one env");
+  }
+  if (config.topology.local_actors > config.topology.actors) {
+    report({"topology.local_actors", "topology.actors"},
+           "local_actors (" + std::to_string(config.topology.local_actors) + ") exceeds actors (" +
+               std::to_string(config.topology.actors) + ")");
+  }
+  const std::vector<std::string> ids = envs::env_ids();
+  if (std::find(ids.begin(), ids.end(), config.env.id) == ids.end()) {
+    const std::string close = closest_name(config.env.id, ids);
+    report({"env.id"}, "unknown environment " + lua_quote(config.env.id) +
+                           (close.empty() ? "" : "; did you mean " + lua_quote(close) + "?") +
+                           " (known: " + listing(ids) + ")");
+    return;
+  }
+  try {
+    envs::make_env(config.env.id, config.env.options);
+  } catch (const std::invalid_argument& e) {
+    report({"env.options", "env.id"}, e.what());
+  }
+}
+
+}  // namespace
+
+std::string ConfigIssue::str() const {
+  std::string where = file;
+  if (line > 0) where += ":" + std::to_string(line);
+  return where + ": " + field + ": " + message;
+}
+
+namespace {
+
+std::vector<ConfigIssue> sorted(std::vector<ConfigIssue> issues) {
+  std::stable_sort(issues.begin(), issues.end(), [](const ConfigIssue& a, const ConfigIssue& b) {
+    return std::make_tuple(a.file == kCommandLine, a.file, a.line, a.field) <
+           std::make_tuple(b.file == kCommandLine, b.file, b.line, b.field);
+  });
+  return issues;
+}
+
+std::string joined(const std::vector<ConfigIssue>& issues) {
+  std::string text;
+  for (const ConfigIssue& i : issues) text += (text.empty() ? "" : "\n") + i.str();
+  return text;
+}
+
+}  // namespace
+
+ConfigError::ConfigError(std::vector<ConfigIssue> issues)
+    : std::runtime_error(joined(sorted(issues))), issues_(sorted(std::move(issues))) {}
+
+engine::ExperimentConfig load_experiment(const std::string& path,
+                                         const std::vector<std::string>& overrides) {
+  LuaState lua(Sandbox::kOn);
+  lua.set_search_path(default_search_path(path));
+  lua_State* L = lua.get();
+  open_moonseed_api(L);
+  const int results = lua.run_file(path);
+  if (results < 1 || !lua_istable(L, -results)) {
+    throw ConfigError({ConfigIssue{path, 0, "(experiment)",
+                                   "the script must return a table of config fields, got " +
+                                       (results < 1 ? std::string("nothing") : describe(L, -results))}});
+  }
+  lua_settop(L, lua_gettop(L) - results + 1);
+
+  std::vector<ConfigIssue> issues;
+  std::map<std::string, Assigned> values;
+  ScriptReader reader(L, &issues, &values);
+  reader.read_section(-1, "", reader.root_place(-1, path));
+  for (const std::string& o : overrides) apply_override(o, &values, &issues);
+
+  engine::ExperimentConfig config;
+  for (const auto& [field_path, a] : values) {
+    const FieldSchema& field = *find_field(field_path);
+    const std::string problem = check_value(field, a.value);
+    if (problem.empty()) {
+      field.set(config, a.value);
+    } else {
+      issues.push_back(ConfigIssue{a.file, a.line, field_path, problem});
+    }
+  }
+  if (issues.empty()) check_cross_field(config, path, values, &issues);
+  if (!issues.empty()) throw ConfigError(std::move(issues));
+  return config;
+}
+
+std::string to_lua(const engine::ExperimentConfig& config) {
+  std::string out =
+      "-- Resolved configuration of experiment " + lua_quote(config.name) + ", written by moonseed.\n"
+      "-- Every field is explicit; `moonseed run --resume` reads it back.\n"
+      "return {\n";
+  for (const std::string& name : names_in("")) {
+    if (const FieldSchema* f = find_field(name)) {
+      out += "  " + name + " = " + lua_literal(f->get(config)) + ",\n";
+      continue;
+    }
+    out += "  " + name + " = {\n";
+    for (const std::string& leaf : names_in(name)) {
+      const FieldSchema* f = find_field(name + "." + leaf);
+      if (f == nullptr) throw std::logic_error("to_lua: sections nest one level at most: " + name + "." + leaf);
+      out += "    " + leaf + " = " + lua_literal(f->get(config)) + ",\n";
+    }
+    out += "  },\n";
+  }
+  return out + "}\n";
+}
+
+}  // namespace moonseed::scripts

@@ -1,0 +1,43 @@
+// The native Lua API of Moonseed: module `moonseed.core`, which the Lua
+// library `moonseed` (scripts/lua/moonseed/init.lua) re-exports.
+//
+//   core.env.make(id [, options])  -> Env (typed userdata, metatable "moonseed.Env")
+//     env:reset([seed])            -> obs                  (array of numbers)
+//     env:step(action)             -> obs, reward, terminated, truncated
+//         action: integer index (discrete), number or array of numbers (box)
+//     env:get_state()              -> array of numbers
+//     env:set_state(state)
+//     env:spec()                   -> {id, observation = {kind, shape, low, high, dtype, n},
+//                                      action = {kind, n, shape, low, high, dtype},
+//                                      max_episode_steps}
+//   core.env.ids()                 -> array of env ids
+//   core.vtrace.targets{log_rhos, discounts, rewards, values, bootstrap_value,
+//                       [mask], [lambda], [rho_clip], [pg_rho_clip], [c_clip]}
+//                                  -> {vs = {...}, pg_advantages = {...}}
+//   core.load_experiment(path [, overrides]) -> the resolved config as nested tables
+//
+// Errors are Lua errors: bad arguments in luaL_check* style; failures of the
+// engine (unknown env id, wrong state size, invalid config) carry its message.
+// Stepping an env whose episode ended, or before its first reset, is an error.
+//
+// Functions run on the calling Lua state only; an Env must not be shared
+// between Lua states.
+#pragma once
+
+#include <lua.hpp>
+
+#include "engine/config.h"
+
+namespace moonseed::scripts {
+
+// Registers `moonseed.core` in package.preload (loaded by `require`).
+void open_moonseed_api(lua_State* L);
+
+// Pushes the config as nested tables keyed like the schema paths
+// (t.optimizer.lr, t.model.hidden[1], t.env.options.max_episode_steps).
+void push_config(lua_State* L, const engine::ExperimentConfig& config);
+
+// The `vtrace` table of moonseed.core (lua_vtrace_api.cc).
+void push_vtrace_api(lua_State* L);
+
+}  // namespace moonseed::scripts

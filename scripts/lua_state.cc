@@ -1,0 +1,205 @@
+#include "scripts/lua_state.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "scripts/embedded_lua.h"
+
+namespace moonseed::scripts {
+namespace {
+
+// Registry key of the search path table (an array of directory strings).
+constexpr const char* kSearchPathKey = "moonseed.search_path";
+
+bool readable(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return false;
+  std::fclose(f);
+  return true;
+}
+
+// Sandboxed states load text chunks only; LuaJIT does not verify bytecode.
+const char* chunk_mode(lua_State* L) {
+  return lua_toboolean(L, lua_upvalueindex(1)) ? "t" : nullptr;
+}
+
+// package.loaders entry for the search path: "a.b" -> DIR/a/b.lua, DIR/a/b/init.lua.
+// Returns the loaded chunk, or a string listing the files tried (Lua joins the
+// messages of every loader into require's error).
+int search_path_loader(lua_State* L) {
+  std::string relative = luaL_checkstring(L, 1);
+  for (char& c : relative) {
+    if (c == '.') c = '/';
+  }
+  std::string tried;
+  lua_getfield(L, LUA_REGISTRYINDEX, kSearchPathKey);
+  const int dirs = lua_gettop(L);
+  const int count = static_cast<int>(lua_objlen(L, dirs));
+  for (int i = 1; i <= count; ++i) {
+    lua_rawgeti(L, dirs, i);
+    std::string dir = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    if (!dir.empty() && dir.back() != '/') dir += '/';
+    for (const char* suffix : {".lua", "/init.lua"}) {
+      const std::string candidate = dir + relative + suffix;
+      if (!readable(candidate)) {
+        tried += "\n\tno file '" + candidate + "'";
+        continue;
+      }
+      if (luaL_loadfilex(L, candidate.c_str(), chunk_mode(L)) != 0) {
+        return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s",
+                          lua_tostring(L, 1), candidate.c_str(), lua_tostring(L, -1));
+      }
+      return 1;
+    }
+  }
+  lua_pushstring(L, tried.c_str());
+  return 1;
+}
+
+// package.loaders entry for the library compiled into the binary.
+int embedded_loader(lua_State* L) {
+  const char* name = luaL_checkstring(L, 1);
+  const EmbeddedLuaModule* module = find_embedded_lua_module(name);
+  if (module == nullptr) {
+    lua_pushfstring(L, "\n\tno module '%s' in the engine's Lua library", name);
+    return 1;
+  }
+  if (luaL_loadbuffer(L, module->source, module->size, module->chunk_name) != 0) {
+    return luaL_error(L, "error loading embedded module '%s':\n\t%s", name, lua_tostring(L, -1));
+  }
+  return 1;
+}
+
+int traceback_handler(lua_State* L) {
+  const char* message = lua_tostring(L, 1);
+  if (message == nullptr) {
+    if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) {
+      message = lua_tostring(L, -1);
+    } else {
+      message = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+  }
+  luaL_traceback(L, L, message, 1);
+  return 1;
+}
+
+// package.loaders becomes: preload, search path, embedded library, and (sandbox
+// off) Lua's own path and C loaders.
+void install_loaders(lua_State* L, bool sandboxed) {
+  lua_getglobal(L, "package");
+  const int package = lua_gettop(L);
+  lua_getfield(L, package, "loaders");
+  const int old_loaders = lua_gettop(L);
+  lua_newtable(L);
+  const int loaders = lua_gettop(L);
+  int n = 0;
+  lua_rawgeti(L, old_loaders, 1);  // preload
+  lua_rawseti(L, loaders, ++n);
+  lua_pushboolean(L, sandboxed);
+  lua_pushcclosure(L, search_path_loader, 1);
+  lua_rawseti(L, loaders, ++n);
+  lua_pushcfunction(L, embedded_loader);
+  lua_rawseti(L, loaders, ++n);
+  if (!sandboxed) {
+    const int old_count = static_cast<int>(lua_objlen(L, old_loaders));
+    for (int i = 2; i <= old_count; ++i) {
+      lua_rawgeti(L, old_loaders, i);
+      lua_rawseti(L, loaders, ++n);
+    }
+  }
+  lua_setfield(L, package, "loaders");
+  lua_pop(L, 2);
+}
+
+void apply_sandbox(lua_State* L) {
+  const EmbeddedLuaModule* sandbox = find_embedded_lua_module("moonseed.sandbox");
+  if (sandbox == nullptr) throw std::logic_error("the embedded Lua library has no moonseed.sandbox");
+  if (luaL_loadbuffer(L, sandbox->source, sandbox->size, sandbox->chunk_name) != 0 ||
+      pcall_with_traceback(L, 0, 0) != 0) {
+    std::string message = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    throw std::logic_error("applying the sandbox failed: " + message);
+  }
+}
+
+}  // namespace
+
+LuaState::LuaState(Sandbox sandbox) : sandbox_(sandbox) {
+  L_ = luaL_newstate();
+  if (L_ == nullptr) throw std::runtime_error("LuaJIT could not create a state (out of memory)");
+  luaL_openlibs(L_);
+  install_loaders(L_, sandbox == Sandbox::kOn);
+  set_search_path({});
+  if (sandbox == Sandbox::kOn) {
+    try {
+      apply_sandbox(L_);
+    } catch (...) {
+      lua_close(L_);
+      throw;
+    }
+  }
+}
+
+LuaState::~LuaState() { lua_close(L_); }
+
+void LuaState::set_search_path(const std::vector<std::string>& dirs) {
+  search_path_ = dirs;
+  lua_createtable(L_, static_cast<int>(dirs.size()), 0);
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    lua_pushlstring(L_, dirs[i].data(), dirs[i].size());
+    lua_rawseti(L_, -2, static_cast<int>(i + 1));
+  }
+  lua_setfield(L_, LUA_REGISTRYINDEX, kSearchPathKey);
+}
+
+int LuaState::run_file(const std::string& path, const std::vector<std::string>& args) {
+  const int base = lua_gettop(L_);
+  const char* mode = sandbox_ == Sandbox::kOn ? "t" : nullptr;
+  if (luaL_loadfilex(L_, path.c_str(), mode) != 0) {
+    std::string message = lua_tostring(L_, -1);
+    lua_settop(L_, base);
+    throw ScriptError(message);
+  }
+  for (const std::string& a : args) lua_pushlstring(L_, a.data(), a.size());
+  if (pcall_with_traceback(L_, static_cast<int>(args.size()), LUA_MULTRET) != 0) {
+    std::string message = lua_tostring(L_, -1);
+    lua_settop(L_, base);
+    throw ScriptError(message);
+  }
+  return lua_gettop(L_) - base;
+}
+
+std::vector<std::string> default_search_path(const std::string& script_path) {
+  std::vector<std::string> dirs;
+  const size_t slash = script_path.find_last_of('/');
+  if (slash == std::string::npos) {
+    dirs.push_back(".");
+  } else {
+    dirs.push_back(slash == 0 ? "/" : script_path.substr(0, slash));
+  }
+  dirs.push_back("recipes");
+  if (const char* env = std::getenv("MOONSEED_PATH")) {
+    std::string entries = env;
+    size_t start = 0;
+    while (start <= entries.size()) {
+      size_t end = entries.find(':', start);
+      if (end == std::string::npos) end = entries.size();
+      if (end > start) dirs.push_back(entries.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  return dirs;
+}
+
+int pcall_with_traceback(lua_State* L, int nargs, int nresults) {
+  const int handler = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, traceback_handler);
+  lua_insert(L, handler);
+  const int status = lua_pcall(L, nargs, nresults, handler);
+  lua_remove(L, handler);
+  return status;
+}
+
+}  // namespace moonseed::scripts

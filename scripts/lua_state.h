@@ -1,0 +1,93 @@
+// One LuaJIT state, owned for its whole life by a LuaState (RAII), with the
+// module search path every Moonseed script sees and an optional sandbox.
+//
+// Module resolution (`require "a.b"`), in this order:
+//   1. package.preload (native modules such as `moonseed.core`);
+//   2. the search path: a/b.lua, then a/b/init.lua, in each directory of
+//      default_search_path(): the script's own directory, ./recipes, then
+//      every entry of $MOONSEED_PATH (colon-separated);
+//   3. the engine's own Lua library (scripts/lua/moonseed/*.lua), embedded in
+//      the binary at build time, so it is found from the build tree and from
+//      an install alike;
+//   4. sandbox off only: Lua's standard package.path / package.cpath loaders.
+//
+// Sandbox (experiment scripts and recipes): a recipe must not change the
+// machine by accident. os.execute/exit/remove/rename/tmpname, io.popen,
+// io.tmpfile, package.loadlib, the C module loaders and the `ffi` module are
+// gone; io.open and io.output accept read modes only; load/loadstring/
+// loadfile/dofile accept text chunks only (no bytecode); `debug` keeps only
+// getinfo and traceback. Reading files stays allowed. This guards against
+// mistakes, it is not a boundary against hostile code.
+//
+// Failures: run_file() throws ScriptError whose message starts with
+// "file:line:" (Lua's own position) and ends with a Lua traceback.
+// Thread-safety: a LuaState is used by one thread at a time (Lua states are
+// never shared between threads, ARCHITECTURE.md).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <lua.hpp>
+
+namespace moonseed::scripts {
+
+// A Lua script failed to load or run. what() carries Lua's "file:line: message"
+// followed by a traceback.
+class ScriptError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Sandbox { kOff, kOn };
+
+class LuaState {
+ public:
+  // Throws std::runtime_error when LuaJIT cannot allocate a state.
+  explicit LuaState(Sandbox sandbox);
+  ~LuaState();
+  LuaState(const LuaState&) = delete;
+  LuaState& operator=(const LuaState&) = delete;
+
+  lua_State* get() const { return L_; }
+  Sandbox sandbox() const { return sandbox_; }
+
+  // Replaces the directories searched by `require` (step 2 above).
+  void set_search_path(const std::vector<std::string>& dirs);
+  const std::vector<std::string>& search_path() const { return search_path_; }
+
+  // Loads `path` (chunk name "@path", so errors read "path:line:") and calls
+  // it with `args` as `...` under a traceback handler. Leaves the chunk's
+  // results on the stack and returns how many there are. Throws ScriptError.
+  int run_file(const std::string& path, const std::vector<std::string>& args = {});
+
+ private:
+  lua_State* L_ = nullptr;
+  Sandbox sandbox_;
+  std::vector<std::string> search_path_;
+};
+
+// The script's directory, "recipes", then $MOONSEED_PATH entries (empty
+// entries skipped).
+std::vector<std::string> default_search_path(const std::string& script_path);
+
+// lua_pcall with a message handler that appends a traceback to the error
+// message. Returns lua_pcall's status; on error the message is on the stack.
+int pcall_with_traceback(lua_State* L, int nargs, int nresults);
+
+// Wraps a lua_CFunction written in C++: a std::exception escaping `F` becomes
+// a Lua error carrying what(), raised after every C++ local of F is destroyed.
+// Lua's own errors (luaL_check*, luaL_error) are not std::exceptions and pass
+// through untouched (LuaJIT on x64 unwinds them as foreign exceptions).
+template <lua_CFunction F>
+int cpp_function(lua_State* L) {
+  try {
+    return F(L);
+  } catch (const std::exception& e) {
+    lua_pushstring(L, e.what());
+  }
+  return lua_error(L);
+}
+
+}  // namespace moonseed::scripts

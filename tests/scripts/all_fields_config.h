@@ -1,0 +1,59 @@
+// A valid config in which every field differs from its default: round trips
+// and schema coverage tests use it, so a field the schema misses shows up.
+#pragma once
+
+#include "engine/config.h"
+
+namespace moonseed::scripts::testing {
+
+inline engine::ExperimentConfig config_with_every_field_changed() {
+  engine::ExperimentConfig c;
+  c.name = "every-field.v2";
+  c.algo = "vtrace";  // the only algorithm: cannot differ
+  c.seed = 123456789012345;
+  c.runs_dir = "/tmp/some \"quoted\" runs";
+  c.env.id = "CartPole-v1";  // the env every build has: cannot differ
+  c.env.options = {{"max_episode_steps", 200}};
+  c.model.kind = "mlp";  // the only kind: cannot differ
+  c.model.hidden = {128, 7, 3};
+  c.model.activation = "relu";
+  c.model.shared_torso = true;
+  c.model.init_log_std = -1.25;
+  c.vtrace.gamma = 0.997;
+  c.vtrace.lambda = 0.95;
+  c.vtrace.rho_clip = 2.5;
+  c.vtrace.pg_rho_clip = 1.5;
+  c.vtrace.c_clip = 0.9;
+  c.vtrace.baseline_cost = 0.25;
+  c.vtrace.entropy_cost = 0.01;
+  c.optimizer.kind = "rmsprop";
+  c.optimizer.lr = 0.1 * 3;  // not exactly representable: tests number formatting
+  c.optimizer.eps = 1e-5;
+  c.optimizer.rmsprop_alpha = 0.9;
+  c.optimizer.rmsprop_momentum = 0.5;
+  c.optimizer.max_grad_norm = 0;
+  c.optimizer.lr_decay_frames = 1e9;
+  c.topology.actors = 3;
+  c.topology.envs_per_actor = 17;
+  c.topology.groups_per_actor = 1;
+  c.topology.local_actors = 2;
+  c.topology.transport = "tcp";
+  c.topology.listen = "127.0.0.1:4000";
+  c.inference.max_batch = 128;
+  c.inference.deadline_us = 250;
+  c.inference.device = "cpu";
+  c.learner.batch = 8;
+  c.learner.unroll = 40;
+  c.learner.queue_capacity = 64;
+  c.learner.torch_threads = 2;
+  c.stop.frames = 5000000;
+  c.stop.seconds = 90.5;
+  c.stop.return_mean = -150;
+  c.log.interval_s = 2.5;
+  c.log.progress = false;
+  c.checkpoint.interval_s = 60;
+  c.checkpoint.keep = 5;
+  return c;
+}
+
+}  // namespace moonseed::scripts::testing
