@@ -46,6 +46,7 @@ struct TopologyConfig {
   int actors = 2;
   int envs_per_actor = 32;
   int groups_per_actor = 2;
+  int local_actors = -1;           // actor processes `moonseed run` starts itself; -1 = all of them
   std::string transport = "unix";  // "unix" | "tcp"
   std::string listen;              // "" = choose (unix: RUN_DIR/learner.sock; tcp: 127.0.0.1:0)
 };

@@ -1,0 +1,143 @@
+#include "cli/local_actors.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+namespace moonseed::cli {
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
+  return "stopped";
+}
+
+}  // namespace
+
+LocalActors::LocalActors(LocalActorsOptions options)
+    : options_(std::move(options)),
+      pids_(options_.count, -1),
+      started_at_(options_.count, 0),
+      backoff_s_(options_.count, 1.0) {}
+
+LocalActors::~LocalActors() { shutdown(0); }
+
+void LocalActors::start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int id = 0; id < options_.count; ++id) pids_[id] = spawn(id);
+  reaper_ = std::thread([this] { supervise(); });
+}
+
+pid_t LocalActors::spawn(int id) {
+  const std::string log_path = options_.log_dir + "/actor-" + std::to_string(id) + ".log";
+  const std::string id_arg = std::to_string(id);
+  const pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until exec.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(1);  // the learner died before prctl
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::close(fd);
+    }
+    ::execl(options_.binary.c_str(), options_.binary.c_str(), "actor", "--connect",
+            options_.address.c_str(), "--actor-id", id_arg.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  started_at_[id] = now_s();
+  std::ofstream(options_.log_dir + "/actor-" + id_arg + ".pid") << pid << "\n";
+  return pid;
+}
+
+void LocalActors::supervise() {
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, 0);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      // ECHILD: nothing left to reap. Every actor is respawned before we wait
+      // again, so this only happens once shutdown has reaped them all.
+      if (stopping_) return;
+      changed_.wait(lock, [&] { return stopping_; });
+      return;
+    }
+    int id = -1;
+    for (int i = 0; i < options_.count; ++i) {
+      if (pids_[i] == pid) id = i;
+    }
+    if (id < 0) continue;
+    pids_[id] = -1;
+    changed_.notify_all();
+    if (stopping_) continue;
+    // An actor that ran for a while gets restarted quickly; one that keeps
+    // dying at start waits longer each time.
+    if (now_s() - started_at_[id] > 30) backoff_s_[id] = 1.0;
+    double wait_s = backoff_s_[id];
+    backoff_s_[id] = std::min(backoff_s_[id] * 2, options_.max_backoff_s);
+    std::cerr << "\nmoonseed: actor " << id << " (pid " << pid << ") " << describe_status(status)
+              << "; restarting in " << wait_s << " s" << std::endl;
+    if (changed_.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return stopping_; })) {
+      continue;
+    }
+    try {
+      pids_[id] = spawn(id);
+      ++restarts_;
+    } catch (const std::exception& e) {
+      std::cerr << "moonseed: cannot restart actor " << id << ": " << e.what() << std::endl;
+    }
+  }
+}
+
+void LocalActors::shutdown(double grace_s) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!reaper_.joinable()) return;
+  stopping_ = true;
+  changed_.notify_all();
+  auto all_gone = [&] {
+    for (pid_t p : pids_) {
+      if (p > 0) return false;
+    }
+    return true;
+  };
+  changed_.wait_for(lock, std::chrono::duration<double>(grace_s), all_gone);
+  for (pid_t p : pids_) {
+    if (p > 0) ::kill(p, SIGKILL);
+  }
+  lock.unlock();
+  reaper_.join();
+}
+
+int LocalActors::restarts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return restarts_;
+}
+
+pid_t LocalActors::pid_of(int id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return id >= 0 && id < options_.count ? pids_[id] : -1;
+}
+
+}  // namespace moonseed::cli

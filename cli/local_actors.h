@@ -1,0 +1,61 @@
+// Local actor processes of `moonseed run`: started as `moonseed actor`, each in
+// its own process group (a terminal's Ctrl-C reaches only the learner, which
+// then says Bye), killed with the learner if it dies (PR_SET_PDEATHSIG), and
+// restarted with backoff when one dies while the run goes on.
+//
+// Thread-safe: one supervisor thread reaps children; the other methods may be
+// called from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace moonseed::cli {
+
+struct LocalActorsOptions {
+  std::string binary;     // path of the moonseed executable
+  std::string address;    // learner address for --connect
+  int count = 0;          // actor ids 0..count-1
+  std::string log_dir;    // actor-N.log and actor-N.pid are written here
+  double max_backoff_s = 30;
+};
+
+class LocalActors {
+ public:
+  explicit LocalActors(LocalActorsOptions options);
+  ~LocalActors();  // shutdown(0)
+  LocalActors(const LocalActors&) = delete;
+  LocalActors& operator=(const LocalActors&) = delete;
+
+  // Starts every actor and the supervisor thread.
+  void start();
+  // Stops restarting actors, waits up to `grace_s` for them to exit on their
+  // own (after the learner's Bye), then SIGKILLs the rest and reaps them.
+  void shutdown(double grace_s);
+
+  int restarts() const;
+  // Pid of actor `id`, or -1 when it is not running.
+  pid_t pid_of(int id) const;
+
+ private:
+  pid_t spawn(int id);  // requires mu_
+  void supervise();
+
+  const LocalActorsOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;  // a child exited or shutdown began
+  std::vector<pid_t> pids_;          // GUARDED_BY(mu_), -1 = not running
+  std::vector<double> started_at_;   // GUARDED_BY(mu_), steady seconds
+  std::vector<double> backoff_s_;    // GUARDED_BY(mu_)
+  int restarts_ = 0;                 // GUARDED_BY(mu_)
+  bool stopping_ = false;            // GUARDED_BY(mu_)
+  std::thread reaper_;  // runs supervise()
+};
+
+}  // namespace moonseed::cli

@@ -1,0 +1,45 @@
+// moonseed: the command-line entry point. It wires the rooms together and
+// owns no logic of its own beyond argument handling.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "cli/commands.h"
+
+namespace {
+
+const char* kUsage =
+    "moonseed: distributed deep RL in the SEED style, scripted in Lua\n"
+    "\n"
+    "usage: moonseed COMMAND [ARGS...]\n"
+    "\n"
+    "commands:\n"
+    "  run SCRIPT [key=value...]   train: a learner plus the script's local actors\n"
+    "  run --resume RUN_DIR        continue a run from its newest checkpoint\n"
+    "  actor --connect ADDRESS     an actor process for a learner (local or remote)\n"
+    "  script FILE.lua [ARGS...]   run a Lua file with the engine's Lua API loaded\n"
+    "\n"
+    "`moonseed COMMAND --help` tells more about one command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help") ||
+      !std::strcmp(argv[1], "help")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  moonseed::cli::Args args(argv + 2, argv + argc);
+  try {
+    if (command == "run") return moonseed::cli::run_command(args);
+    if (command == "actor") return moonseed::cli::actor_command(args);
+    if (command == "script") return moonseed::cli::script_command(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "moonseed %s: %s\n", command.c_str(), e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "moonseed: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+  return 2;
+}

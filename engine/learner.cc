@@ -1,0 +1,412 @@
+#include "engine/learner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <iostream>
+#include <limits>
+#include <optional>
+
+#include <torch/torch.h>
+
+#include "engine/bounded_queue.h"
+#include "engine/clock.h"
+#include "engine/inference_batcher.h"
+#include "engine/optimizer.h"
+#include "engine/prefetcher.h"
+#include "engine/unroll_store.h"
+#include "engine/vtrace_loss.h"
+#include "envs/env.h"
+#include "models/action_dist.h"
+#include "models/device.h"
+#include "models/policy_net.h"
+
+namespace moonseed::engine {
+namespace {
+
+// One StepBatch waiting for inference, with where to reply and which slots it fills.
+struct StepRequest {
+  std::shared_ptr<rpc::ActorLink> link;
+  int64_t slot_begin = 0;
+  rpc::StepBatch batch;
+};
+
+constexpr size_t kReturnWindow = 100;
+
+envs::EnvSpec spec_of(const EnvConfig& env) {
+  return envs::make_env(env.id, env.options)->spec();
+}
+
+// Deterministic per (run seed, actor, connection): a restarted actor plays new episodes.
+uint64_t actor_seed(uint64_t run_seed, int actor_id, uint64_t connection) {
+  uint64_t x = run_seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(actor_id) * 0xBF58476D1CE4E5B9ull +
+               connection * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return x & 0xFFFFFFFFull;  // numpy-style seeds are small non-negative integers
+}
+
+}  // namespace
+
+struct Learner::Impl {
+  Impl(const ExperimentConfig& config, std::string id, const envs::EnvSpec& env_spec)
+      : cfg(config),
+        run_id(std::move(id)),
+        spec(env_spec),
+        device(models::choose_device(config.inference.device)),
+        model(config.model, env_spec),
+        batcher(config.inference.max_batch, std::chrono::microseconds(config.inference.deadline_us),
+                clock),
+        unrolls(static_cast<size_t>(config.learner.queue_capacity)),
+        store(config.topology.actors * config.topology.envs_per_actor,
+              UnrollPool::create(UnrollShape::from_spec(env_spec, config.learner.unroll),
+                                 config.learner.queue_capacity)),
+        actor_connected(config.topology.actors, false),
+        actor_connections(config.topology.actors, 0) {
+    model->to(device);
+    optimizer = make_optimizer(cfg.optimizer, model->parameters());
+  }
+
+  const ExperimentConfig cfg;
+  const std::string run_id;
+  const envs::EnvSpec spec;
+  const torch::Device device;
+  models::PolicyNet model;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+
+  // Lock order: train_mu before weights_mu.
+  std::shared_mutex weights_mu;  // shared: inference forward; exclusive: parameter writes
+  std::mutex train_mu;           // held for one whole training step; checkpoints take it
+
+  SteadyClock clock;
+  InferenceBatcher<StepRequest> batcher;
+  BoundedQueue<UnrollPtr> unrolls;  // inference -> prefetcher
+  UnrollStore store;                              // inference thread only
+  std::unique_ptr<Prefetcher> prefetcher;
+  std::thread inference_thread;
+  std::thread training_thread;
+  bool started = false;
+  bool stopped = false;
+
+  std::mutex actors_mu;
+  std::vector<bool> actor_connected;         // GUARDED_BY(actors_mu)
+  std::vector<uint64_t> actor_connections;   // GUARDED_BY(actors_mu)
+
+  std::atomic<int64_t> frames{0};
+  std::atomic<int64_t> episodes{0};
+  std::atomic<int64_t> optimizer_steps{0};
+  std::atomic<int64_t> trained_frames{0};
+  std::atomic<int64_t> inference_envs{0};
+  std::atomic<int64_t> inference_batches{0};
+
+  mutable std::mutex stats_mu;
+  std::deque<double> returns;  // GUARDED_BY(stats_mu), last kReturnWindow episodes
+  std::deque<double> lengths;  // GUARDED_BY(stats_mu)
+  LearnerStats last_step;      // GUARDED_BY(stats_mu), loss fields only
+
+  void inference_loop();
+  void training_loop();
+  void reply(const std::vector<StepRequest>& requests, const torch::Tensor& actions);
+};
+
+void Learner::Impl::inference_loop() {
+  std::vector<StepRequest> requests;
+  const int64_t obs_bytes = spec.observation.byte_size();
+  const bool uint8_obs = spec.observation.dtype == envs::DType::kUInt8;
+  std::vector<int64_t> obs_shape = {0};
+  obs_shape.insert(obs_shape.end(), spec.observation.shape.begin(), spec.observation.shape.end());
+  torch::Tensor obs_buffer;  // [capacity, obs...], grown only when a batch is larger
+  std::vector<EpisodeResult> finished;
+
+  while (batcher.next_batch(requests)) {
+    int64_t n = 0;
+    for (const auto& r : requests) n += r.batch.count;
+    if (!obs_buffer.defined() || obs_buffer.size(0) < n) {
+      obs_shape[0] = std::max<int64_t>(n, cfg.inference.max_batch);
+      obs_buffer = torch::empty(obs_shape, torch::TensorOptions()
+                                               .dtype(uint8_obs ? torch::kUInt8 : torch::kFloat32)
+                                               .pinned_memory(device.is_cuda()));
+    }
+    auto* dst = static_cast<uint8_t*>(obs_buffer.data_ptr());
+    int64_t stepped = 0;
+    for (const auto& r : requests) {
+      const rpc::StepBatch& b = r.batch;
+      std::memcpy(dst, b.observations.data(), b.observations.size());
+      for (uint32_t i = 0; i < b.count; ++i) {
+        if (!(b.flags[i] & rpc::kFirst)) ++stepped;
+        // May block when the FIFO is full: that holds every actor back.
+        UnrollPtr done = store.observe(static_cast<int>(r.slot_begin + i), dst + i * obs_bytes,
+                                       b.rewards[i], b.flags[i]);
+        if (done) unrolls.push(std::move(done));
+      }
+      dst += b.observations.size();
+    }
+    frames += stepped;
+
+    models::ActionSample sample;
+    const int64_t version = optimizer_steps.load();
+    {
+      torch::NoGradGuard no_grad;
+      torch::Tensor obs = obs_buffer.narrow(0, 0, n).to(device, /*non_blocking=*/true);
+      std::shared_lock<std::shared_mutex> weights(weights_mu);
+      sample = models::sample(model->forward(obs));
+    }
+    torch::Tensor actions = sample.actions.to(torch::kCPU).contiguous();
+    torch::Tensor logp = sample.logp.to(torch::kCPU, torch::kFloat32).contiguous();
+    reply(requests, actions);
+
+    const auto* action_bytes = static_cast<const uint8_t*>(actions.data_ptr());
+    const int64_t action_stride = actions.numel() / std::max<int64_t>(n, 1) * actions.element_size();
+    const float* logps = logp.data_ptr<float>();
+    int64_t k = 0;
+    for (const auto& r : requests) {
+      for (uint32_t i = 0; i < r.batch.count; ++i, ++k) {
+        store.act(static_cast<int>(r.slot_begin + i), action_bytes + k * action_stride, logps[k], version);
+      }
+    }
+    store.take_finished_episodes(finished);
+    if (!finished.empty()) {
+      std::lock_guard<std::mutex> lock(stats_mu);
+      for (const auto& e : finished) {
+        returns.push_back(e.episode_return);
+        lengths.push_back(static_cast<double>(e.length));
+        if (returns.size() > kReturnWindow) returns.pop_front();
+        if (lengths.size() > kReturnWindow) lengths.pop_front();
+      }
+      episodes += static_cast<int64_t>(finished.size());
+      finished.clear();
+    }
+    inference_envs += n;
+    inference_batches += 1;
+  }
+  unrolls.close();
+}
+
+// Sends each request its slice of the actions, in the wire format: int32 for
+// discrete spaces, float32[A] for boxes.
+void Learner::Impl::reply(const std::vector<StepRequest>& requests, const torch::Tensor& actions) {
+  const bool discrete = spec.action.kind == envs::SpaceKind::kDiscrete;
+  const int64_t wire_bytes = spec.action.byte_size();
+  int64_t k = 0;
+  for (const auto& r : requests) {
+    rpc::ActionBatch out;
+    out.seq = r.batch.seq;
+    out.actions.resize(static_cast<size_t>(r.batch.count * wire_bytes));
+    if (discrete) {
+      const int64_t* a = actions.data_ptr<int64_t>() + k;
+      for (uint32_t i = 0; i < r.batch.count; ++i) {
+        int32_t v = static_cast<int32_t>(a[i]);
+        std::memcpy(&out.actions[i * sizeof v], &v, sizeof v);
+      }
+    } else {
+      std::memcpy(out.actions.data(), actions.data_ptr<float>() + k * spec.action.numel(),
+                  out.actions.size());
+    }
+    k += r.batch.count;
+    r.link->send_actions(std::move(out));
+  }
+}
+
+void Learner::Impl::training_loop() {
+  std::vector<torch::Tensor> params = model->parameters();
+  const double base_lr = cfg.optimizer.lr;
+  while (std::optional<UnrollBatch> batch = prefetcher->next()) {
+    std::lock_guard<std::mutex> train(train_mu);
+    double lr = base_lr;
+    if (cfg.optimizer.lr_decay_frames > 0) {
+      lr = base_lr * std::max(0.0, 1.0 - static_cast<double>(frames.load()) / cfg.optimizer.lr_decay_frames);
+    }
+    set_learning_rate(*optimizer, lr);
+    LossTerms loss = vtrace_loss(model, *batch, cfg.vtrace);
+    optimizer->zero_grad();
+    loss.total.backward();
+    double grad_norm = clip_grad_norm(params, cfg.optimizer.max_grad_norm);
+    const int64_t version = optimizer_steps.load();
+    {
+      std::unique_lock<std::shared_mutex> weights(weights_mu);
+      optimizer->step();
+    }
+    optimizer_steps += 1;
+    trained_frames += batch->frames;
+    // How many optimizer steps old the acting policy was, averaged over the batch.
+    double lag = static_cast<double>(version) -
+                 batch->policy_version.to(torch::kFloat64).mean().item<double>();
+    std::lock_guard<std::mutex> lock(stats_mu);
+    last_step.loss_total = loss.total.item<double>();
+    last_step.loss_policy = loss.policy;
+    last_step.loss_baseline = loss.baseline;
+    last_step.loss_entropy = loss.entropy;
+    last_step.grad_norm = grad_norm;
+    last_step.mean_rho = loss.mean_rho;
+    last_step.learning_rate = lr;
+    last_step.policy_lag = lag;
+  }
+}
+
+Learner::Learner(const ExperimentConfig& config, std::string run_id) : spec_(spec_of(config.env)) {
+  if (config.topology.actors < 1 || config.topology.envs_per_actor < 1) {
+    throw std::invalid_argument("topology needs at least 1 actor with 1 env, got " +
+                                std::to_string(config.topology.actors) + " x " +
+                                std::to_string(config.topology.envs_per_actor));
+  }
+  if (config.algo != "vtrace") {
+    throw std::invalid_argument("algo '" + config.algo + "' is not available; this learner trains \"vtrace\"");
+  }
+  torch::manual_seed(config.seed);
+  impl_ = std::make_unique<Impl>(config, std::move(run_id), spec_);
+}
+
+Learner::~Learner() { stop(); }
+
+Counters Learner::restore(const std::string& checkpoint_path) {
+  if (impl_->started) throw std::logic_error("Learner::restore must come before start()");
+  Counters c = load_checkpoint(checkpoint_path, *impl_->model, *impl_->optimizer);
+  impl_->optimizer_steps = c.optimizer_steps;
+  impl_->frames = c.frames;
+  impl_->episodes = c.episodes;
+  return c;
+}
+
+void Learner::start() {
+  Impl& m = *impl_;
+  if (m.started) return;
+  m.started = true;
+  at::set_num_threads(std::max(1, m.cfg.learner.torch_threads));
+  m.prefetcher = std::make_unique<Prefetcher>(m.unrolls, m.store.pool().shape(), m.cfg.learner.batch, m.device);
+  m.inference_thread = std::thread([&m] { m.inference_loop(); });
+  m.training_thread = std::thread([&m] { m.training_loop(); });
+}
+
+void Learner::stop() {
+  Impl& m = *impl_;
+  if (!m.started || m.stopped) return;
+  m.stopped = true;
+  m.batcher.close();
+  m.unrolls.close();  // unblocks an inference thread held by backpressure
+  if (m.inference_thread.joinable()) m.inference_thread.join();
+  m.prefetcher->stop();
+  if (m.training_thread.joinable()) m.training_thread.join();
+}
+
+LearnerStats Learner::stats() const {
+  const Impl& m = *impl_;
+  LearnerStats s;
+  {
+    std::lock_guard<std::mutex> lock(m.stats_mu);
+    s = m.last_step;
+    auto mean = [](const std::deque<double>& d) {
+      if (d.empty()) return std::numeric_limits<double>::quiet_NaN();
+      double sum = 0;
+      for (double v : d) sum += v;
+      return sum / static_cast<double>(d.size());
+    };
+    s.return_mean = mean(m.returns);
+    s.length_mean = mean(m.lengths);
+  }
+  s.frames = m.frames.load();
+  s.episodes = m.episodes.load();
+  s.optimizer_steps = m.optimizer_steps.load();
+  s.trained_frames = m.trained_frames.load();
+  s.queue_size = static_cast<int64_t>(m.unrolls.size());
+  s.inference_batches = m.inference_batches.load();
+  s.mean_batch_envs = s.inference_batches ? static_cast<double>(m.inference_envs.load()) /
+                                                static_cast<double>(s.inference_batches)
+                                          : 0.0;
+  {
+    std::lock_guard<std::mutex> lock(const_cast<Impl&>(m).actors_mu);
+    s.actors_connected = static_cast<int>(std::count(m.actor_connected.begin(), m.actor_connected.end(), true));
+  }
+  return s;
+}
+
+void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> train(m.train_mu);
+  Counters c;
+  c.optimizer_steps = m.optimizer_steps.load();
+  c.frames = m.frames.load();
+  c.episodes = m.episodes.load();
+  c.elapsed_s = elapsed_s;
+  engine::save_checkpoint(path, *m.model, *m.optimizer, c);
+}
+
+rpc::Admission Learner::on_hello(const rpc::Hello& hello) {
+  Impl& m = *impl_;
+  rpc::Admission admission;
+  std::lock_guard<std::mutex> lock(m.actors_mu);
+  const int actors = m.cfg.topology.actors;
+  int id = -1;
+  if (hello.actor_id >= 0) {
+    if (hello.actor_id >= actors) {
+      admission.reason = "actor id " + std::to_string(hello.actor_id) + " is out of range: this run has " +
+                         std::to_string(actors) + " actor slots (0.." + std::to_string(actors - 1) + ")";
+      return admission;
+    }
+    if (m.actor_connected[hello.actor_id]) {
+      admission.reason = "actor id " + std::to_string(hello.actor_id) + " is already connected";
+      return admission;
+    }
+    id = hello.actor_id;
+  } else {
+    for (int i = 0; i < actors && id < 0; ++i) {
+      if (!m.actor_connected[i]) id = i;
+    }
+    if (id < 0) {
+      admission.reason = "all " + std::to_string(actors) + " actor slots are taken";
+      return admission;
+    }
+  }
+  m.actor_connected[id] = true;
+  const uint64_t connection = m.actor_connections[id]++;
+  admission.accepted = true;
+  rpc::Welcome& w = admission.welcome;
+  w.run_id = m.run_id;
+  w.actor_id = id;
+  w.env_id = m.cfg.env.id;
+  w.env_options = m.cfg.env.options;
+  w.env_spec = m.spec;
+  w.num_envs = static_cast<uint32_t>(m.cfg.topology.envs_per_actor);
+  w.num_groups = static_cast<uint32_t>(m.cfg.topology.groups_per_actor);
+  w.seed = actor_seed(m.cfg.seed, id, connection);
+  w.config_version = 0;
+  return admission;
+}
+
+void Learner::on_connect(std::shared_ptr<rpc::ActorLink> link) {}
+
+void Learner::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) {
+  Impl& m = *impl_;
+  const uint64_t envs = static_cast<uint64_t>(m.cfg.topology.envs_per_actor);
+  const uint64_t obs_bytes = static_cast<uint64_t>(m.spec.observation.byte_size());
+  std::string problem;
+  if (batch.count == 0 || static_cast<uint64_t>(batch.env_begin) + batch.count > envs) {
+    problem = "envs [" + std::to_string(batch.env_begin) + ", " +
+              std::to_string(batch.env_begin + batch.count) + ") outside this actor's " +
+              std::to_string(envs) + " envs";
+  } else if (batch.observations.size() != batch.count * obs_bytes) {
+    problem = std::to_string(batch.observations.size()) + " observation bytes for " +
+              std::to_string(batch.count) + " envs, expected " + std::to_string(batch.count * obs_bytes);
+  } else if (batch.rewards.size() != batch.count || batch.flags.size() != batch.count) {
+    problem = "rewards/flags do not have one entry per env";
+  }
+  if (!problem.empty()) {
+    std::cerr << "moonseed: actor " << link->actor_id() << " sent a bad StepBatch (" << problem
+              << "); closing its connection\n";
+    link->send_bye("bad StepBatch: " + problem);
+    return;
+  }
+  StepRequest request;
+  request.slot_begin = static_cast<int64_t>(link->actor_id()) * static_cast<int64_t>(envs) + batch.env_begin;
+  request.link = link;
+  const int count = static_cast<int>(batch.count);
+  request.batch = std::move(batch);
+  m.batcher.submit(std::move(request), count);
+}
+
+void Learner::on_disconnect(int32_t actor_id, const std::string& reason) {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.actors_mu);
+  if (actor_id >= 0 && actor_id < m.cfg.topology.actors) m.actor_connected[actor_id] = false;
+}
+
+}  // namespace moonseed::engine

@@ -1,0 +1,83 @@
+// The learner: serves inference to every connected actor, keeps each env's
+// partial unroll, and trains the one model with V-trace.
+//
+// Threads (docs/architecture.md): rpc io thread(s) call the ActorService
+// methods; one inference thread batches, runs the policy, replies and
+// appends to unrolls; the prefetcher collates unrolls into batches; one
+// training thread runs the loss and the optimizer. The model exists once:
+// inference holds `weights_mu_` shared during a forward pass, the optimizer
+// step holds it exclusively, so inference always sees the newest weights.
+//
+// Lifetime: construct, optionally restore(), start(), ..., stop(). The rpc
+// server must be stopped before the Learner is destroyed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/checkpoint.h"
+#include "engine/config.h"
+#include "envs/spec.h"
+#include "rpc/service.h"
+
+namespace moonseed::engine {
+
+struct LearnerStats {
+  int64_t frames = 0;            // env steps received (resets excluded)
+  int64_t episodes = 0;
+  int64_t optimizer_steps = 0;
+  int64_t trained_frames = 0;    // valid steps consumed by training
+  double return_mean = 0;        // over the last 100 episodes; NaN before the first
+  double length_mean = 0;        // episode length over the same episodes
+  int actors_connected = 0;
+  int64_t queue_size = 0;        // unrolls waiting for training
+  int64_t inference_batches = 0;
+  double mean_batch_envs = 0;    // envs per inference batch since start
+  // Of the last training step:
+  double loss_total = 0, loss_policy = 0, loss_baseline = 0, loss_entropy = 0;
+  double grad_norm = 0, mean_rho = 0, learning_rate = 0, policy_lag = 0;
+};
+
+class Learner : public rpc::ActorService {
+ public:
+  // Builds the model on the configured device. Throws std::invalid_argument for
+  // an env id or model config that cannot be built.
+  Learner(const ExperimentConfig& config, std::string run_id);
+  ~Learner() override;
+  Learner(const Learner&) = delete;
+  Learner& operator=(const Learner&) = delete;
+
+  const envs::EnvSpec& env_spec() const { return spec_; }
+
+  // Loads model, optimizer and counters. Only before start().
+  Counters restore(const std::string& checkpoint_path);
+  void start();
+  // Closes the queues, joins every thread. Idempotent. Actors still connected
+  // get no more replies; the rpc server says Bye to them.
+  void stop();
+
+  LearnerStats stats() const;
+  // Writes a checkpoint between two training steps (waits for the current one).
+  // `elapsed_s` is stored in the counters.
+  void save_checkpoint(const std::string& path, double elapsed_s);
+
+  // rpc::ActorService, called on io threads.
+  rpc::Admission on_hello(const rpc::Hello& hello) override;
+  void on_connect(std::shared_ptr<rpc::ActorLink> link) override;
+  void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override;
+  void on_disconnect(int32_t actor_id, const std::string& reason) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  envs::EnvSpec spec_;
+};
+
+}  // namespace moonseed::engine

@@ -1,0 +1,99 @@
+#include "tests/e2e/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+namespace moonseed::testing {
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_path) {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+    }
+    ::execv(cargv[0], cargv.data());
+    ::_exit(127);
+  }
+}
+
+ChildProcess::~ChildProcess() {
+  if (running()) {
+    ::kill(pid_, SIGKILL);
+    wait(10);
+  }
+}
+
+void ChildProcess::signal(int sig) const { ::kill(pid_, sig); }
+
+bool ChildProcess::running() {
+  if (status_) return false;
+  int st = 0;
+  pid_t r = ::waitpid(pid_, &st, WNOHANG);
+  if (r == pid_) {
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return false;
+  }
+  return r == 0;
+}
+
+std::optional<int> ChildProcess::wait(double timeout_s) {
+  eventually(timeout_s, [&] { return !running(); });
+  return status_;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string make_temp_dir(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = std::string(base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
+  return buf.data();
+}
+
+std::vector<std::string> list_dirs(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.is_directory()) out.push_back(e.path().string());
+  }
+  return out;
+}
+
+std::vector<MetricsRow> read_metrics(const std::string& path) {
+  std::vector<MetricsRow> rows;
+  std::ifstream in(path);
+  std::string line;
+  static const std::regex field("\"([a-z_]+)\": (-?[0-9][0-9.eE+-]*)");
+  while (std::getline(in, line)) {
+    MetricsRow row;
+    for (std::sregex_iterator it(line.begin(), line.end(), field), end; it != end; ++it) {
+      row[(*it)[1].str()] = std::stod((*it)[2].str());
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace moonseed::testing

@@ -1,0 +1,49 @@
+// Real child processes for end-to-end tests: start `moonseed` with arguments,
+// wait for it with a bound, signal it, read what it wrote.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moonseed::testing {
+
+class ChildProcess {
+ public:
+  // Starts `argv` with stdout and stderr appended to `log_path`.
+  ChildProcess(const std::vector<std::string>& argv, const std::string& log_path);
+  ~ChildProcess();  // SIGKILLs and reaps a child still running
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void signal(int sig) const;
+  // Exit code (or 128 + signal) once the child ended within `timeout_s`; nullopt otherwise.
+  std::optional<int> wait(double timeout_s);
+  bool running();
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+};
+
+std::string read_file(const std::string& path);
+// A fresh directory under the test temp dir.
+std::string make_temp_dir(const std::string& prefix);
+// Subdirectories of `dir` (run directories under a runs dir).
+std::vector<std::string> list_dirs(const std::string& dir);
+
+// metrics.jsonl rows as key -> number (strings and nulls are skipped).
+using MetricsRow = std::map<std::string, double>;
+std::vector<MetricsRow> read_metrics(const std::string& path);
+
+// Polls `predicate` every 50 ms for at most `timeout_s`.
+template <typename Predicate>
+bool eventually(double timeout_s, Predicate predicate);
+
+}  // namespace moonseed::testing
+
+#include "tests/e2e/process_inl.h"

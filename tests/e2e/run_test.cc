@@ -1,0 +1,160 @@
+// End-to-end: the real `moonseed` binary, real actor processes, real sockets,
+// real files. Each test runs a short CartPole training.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/e2e/process.h"
+
+namespace moonseed::testing {
+namespace {
+
+const std::string kBinary = MOONSEED_BINARY;
+const std::string kExample = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
+
+struct Run {
+  std::string runs_dir = make_temp_dir("moonseed-e2e");
+  std::string log = runs_dir + "/learner.log";
+
+  std::vector<std::string> args(const std::vector<std::string>& extra) const {
+    std::vector<std::string> a = {kBinary, "run", kExample, "runs_dir=" + runs_dir,
+                                  "log.interval_s=0.25", "stop.return_mean=0"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  std::string run_dir() const {
+    auto dirs = list_dirs(runs_dir);
+    return dirs.size() == 1 ? dirs[0] : std::string();
+  }
+  std::vector<MetricsRow> metrics() const { return read_metrics(run_dir() + "/metrics.jsonl"); }
+};
+
+double last(const std::vector<MetricsRow>& rows, const std::string& key) {
+  return rows.empty() || !rows.back().count(key) ? -1 : rows.back().at(key);
+}
+
+TEST(EndToEnd, ARunTrainsThroughActorProcessesAndWritesItsRunDirectory) {
+  Run run;
+  ChildProcess learner(run.args({"stop.seconds=4"}), run.log);
+  std::optional<int> code = learner.wait(90);
+  ASSERT_TRUE(code.has_value()) << read_file(run.log);
+  EXPECT_EQ(*code, 0) << read_file(run.log);
+  ASSERT_FALSE(run.run_dir().empty());
+  const std::string dir = run.run_dir();
+  EXPECT_TRUE(std::filesystem::exists(dir + "/config.lua"));
+  auto rows = run.metrics();
+  ASSERT_GE(rows.size(), 3u) << read_file(run.log);
+  EXPECT_GT(last(rows, "frames"), 1000);
+  EXPECT_GT(last(rows, "optimizer_steps"), 0);
+  EXPECT_GT(last(rows, "episodes"), 0);
+  EXPECT_GE(last(rows, "return_mean"), 8);  // CartPole episodes last at least 8 steps
+  for (const char* key : {"time_s", "fps", "loss_total", "loss_policy", "loss_baseline", "loss_entropy"}) {
+    EXPECT_TRUE(rows.back().count(key)) << key;
+  }
+  for (size_t i = 1; i < rows.size(); ++i) EXPECT_GE(rows[i].at("frames"), rows[i - 1].at("frames"));
+  std::vector<std::string> ckpts;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/checkpoints")) ckpts.push_back(e.path());
+  EXPECT_EQ(ckpts.size(), 1u);
+  // Actors ended on the learner's Bye, not by being killed.
+  EXPECT_NE(read_file(dir + "/actors/actor-0.log").find("bye"), std::string::npos);
+}
+
+TEST(EndToEnd, ResumeContinuesCountersFromTheNewestCheckpoint) {
+  Run run;
+  ChildProcess first(run.args({"stop.seconds=3"}), run.log);
+  ASSERT_EQ(first.wait(90), std::optional<int>(0)) << read_file(run.log);
+  const double steps_before = last(run.metrics(), "optimizer_steps");
+  ASSERT_GT(steps_before, 0);
+
+  ChildProcess second({kBinary, "run", "--resume", run.run_dir(), "stop.seconds=6", "log.interval_s=0.25"},
+                      run.log);
+  ASSERT_EQ(second.wait(90), std::optional<int>(0)) << read_file(run.log);
+  auto rows = run.metrics();
+  EXPECT_GT(last(rows, "optimizer_steps"), steps_before);
+  EXPECT_NE(read_file(run.log).find("resumed"), std::string::npos);
+}
+
+TEST(EndToEnd, SigintSavesACheckpointAndExitsCleanly) {
+  Run run;
+  ChildProcess learner(run.args({"stop.seconds=300"}), run.log);
+  ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "optimizer_steps") > 0; }))
+      << read_file(run.log);
+  learner.signal(SIGINT);
+  std::optional<int> code = learner.wait(60);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << read_file(run.log);
+  EXPECT_NE(read_file(run.log).find("interrupted (SIGINT)"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::is_empty(run.run_dir() + "/checkpoints"));
+}
+
+TEST(EndToEnd, AKilledActorIsRestartedAndTrainingGoesOn) {
+  Run run;
+  ChildProcess learner(run.args({"stop.seconds=300"}), run.log);
+  ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "actors") == 2; }))
+      << read_file(run.log);
+  const std::string pid_file = run.run_dir() + "/actors/actor-0.pid";
+  const pid_t victim = std::stoi(read_file(pid_file));
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+
+  // The learner notices, keeps training on the other actor, and the restarted
+  // actor rejoins.
+  ASSERT_TRUE(eventually(60, [&] { return last(run.metrics(), "actor_restarts") >= 1; })) << read_file(run.log);
+  const double frames_after_kill = last(run.metrics(), "frames");
+  const double steps_after_kill = last(run.metrics(), "optimizer_steps");
+  EXPECT_TRUE(eventually(60, [&] {
+    auto rows = run.metrics();
+    return last(rows, "actors") == 2 && last(rows, "frames") > frames_after_kill &&
+           last(rows, "optimizer_steps") > steps_after_kill;
+  })) << read_file(run.log);
+  EXPECT_NE(std::stoi(read_file(pid_file)), victim);
+  learner.signal(SIGTERM);
+  EXPECT_EQ(learner.wait(60), std::optional<int>(0)) << read_file(run.log);
+}
+
+TEST(EndToEnd, ARemoteActorJoinsOverTcp) {
+  Run run;
+  ChildProcess learner(run.args({"stop.seconds=300", "topology.transport=\"tcp\"", "topology.local_actors=1"}),
+                       run.log);
+  std::string address;
+  ASSERT_TRUE(eventually(60, [&] {
+    if (run.run_dir().empty()) return false;
+    address = read_file(run.run_dir() + "/learner.address");
+    return !address.empty() && last(run.metrics(), "actors") == 1;
+  })) << read_file(run.log);
+  while (!address.empty() && (address.back() == '\n')) address.pop_back();
+  ASSERT_EQ(address.rfind("tcp:", 0), 0u) << address;
+
+  ChildProcess remote({kBinary, "actor", "--connect", address}, run.runs_dir + "/remote.log");
+  EXPECT_TRUE(eventually(60, [&] { return last(run.metrics(), "actors") == 2; }))
+      << read_file(run.log) << read_file(run.runs_dir + "/remote.log");
+  learner.signal(SIGTERM);
+  EXPECT_EQ(learner.wait(60), std::optional<int>(0)) << read_file(run.log);
+  // The remote actor was told Bye and exited by itself.
+  EXPECT_EQ(remote.wait(30), std::optional<int>(0)) << read_file(run.runs_dir + "/remote.log");
+}
+
+TEST(EndToEnd, ABrokenScriptFailsWithFileAndLineBeforeAnythingStarts) {
+  Run run;
+  const std::string script = run.runs_dir + "/broken.lua";
+  {
+    std::FILE* f = std::fopen(script.c_str(), "w");
+    std::fputs("return {\n  name = \"broken\",\n  optimizr = { lr = 1e-3 },\n}\n", f);
+    std::fclose(f);
+  }
+  ChildProcess learner({kBinary, "run", script, "runs_dir=" + run.runs_dir}, run.log);
+  std::optional<int> code = learner.wait(30);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  const std::string out = read_file(run.log);
+  EXPECT_NE(out.find("broken.lua:3"), std::string::npos) << out;
+  EXPECT_NE(out.find("optimizer"), std::string::npos) << out;  // the suggestion
+  EXPECT_TRUE(run.run_dir().empty());  // no run directory was created
+}
+
+}  // namespace
+}  // namespace moonseed::testing
