@@ -21,7 +21,9 @@ FrameReader::Next FrameReader::next() {
   if (begin_ == end_) {
     begin_ = end_ = 0;
     // A one-off huge frame should not pin its buffer for the connection's life.
-    if (capacity() > 16 * initial_bytes_) storage_.assign(words_for(initial_bytes_), 0);
+    if (capacity() > 16 * initial_bytes_) {
+      std::vector<uint64_t>(words_for(initial_bytes_)).swap(storage_);
+    }
   }
   const uint8_t* start = base() + begin_;
   const FrameExtent extent = frame_extent(start, end_ - begin_, limits_);
@@ -45,7 +47,9 @@ void FrameReader::make_room(size_t frame_bytes) {
   if (begin_ + frame_bytes <= capacity()) return;
   const size_t pending = end_ - begin_;
   if (frame_bytes > capacity()) {
-    std::vector<uint64_t> grown(words_for(std::max(frame_bytes, 2 * capacity())));
+    // Doubling amortises growth; the limit caps it (frame_bytes is within it).
+    const size_t cap = std::max(frame_bytes, limits_.max_frame_bytes);
+    std::vector<uint64_t> grown(words_for(std::min(std::max(frame_bytes, 2 * capacity()), cap)));
     std::memcpy(grown.data(), base() + begin_, pending);
     storage_.swap(grown);
   } else {

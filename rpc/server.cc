@@ -64,7 +64,10 @@ bool unix_socket_is_live(const std::string& path) {
 class Server::Impl final : public detail::SessionHost {
  public:
   Impl(ActorService& service, ServerOptions options)
-      : service_(service), options_(std::move(options)), work_(io_.get_executor()),
+      : service_(service),
+        options_(std::move(options)),
+        work_(io_.get_executor()),
+        accept_strand_(asio::make_strand(io_)),
         gate_(std::make_shared<detail::SendGate>()) {
     if (options_.io_threads < 1) {
       throw std::invalid_argument("ServerOptions.io_threads must be >= 1, got " +
@@ -106,7 +109,7 @@ class Server::Impl final : public detail::SessionHost {
       std::unique_lock<std::shared_mutex> lock(gate_->mutex);
       gate_->open = false;
     }
-    asio::post(io_, [this] { shut_everything(); });
+    asio::post(accept_strand_, [this] { shut_everything(); });
     work_.reset();
     if (threads_.empty()) {
       run_io();  // never started: run the shutdown handlers here
@@ -143,7 +146,7 @@ class Server::Impl final : public detail::SessionHost {
       }
       ::unlink(path.c_str());  // stale: left by a learner that died
     }
-    auto acceptor = std::make_unique<UnixAcceptor>(io_);
+    auto acceptor = std::make_unique<UnixAcceptor>(accept_strand_);
     acceptor->open();
     acceptor->bind(asio::local::stream_protocol::endpoint(path));
     unix_paths_.push_back(path);
@@ -164,7 +167,7 @@ class Server::Impl final : public detail::SessionHost {
                                       asio::ip::resolver_base::passive |
                                           asio::ip::resolver_base::numeric_service);
     const asio::ip::tcp::endpoint endpoint = *endpoints.begin();
-    auto acceptor = std::make_unique<TcpAcceptor>(io_);
+    auto acceptor = std::make_unique<TcpAcceptor>(accept_strand_);
     acceptor->open(endpoint.protocol());
     acceptor->set_option(asio::socket_base::reuse_address(true));
     acceptor->bind(endpoint);
@@ -245,6 +248,9 @@ class Server::Impl final : public detail::SessionHost {
   const ServerOptions options_;
   asio::io_context io_;  // declared before every io object, so destroyed after them
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  // Accept handlers and shut_everything() run here, so closing an acceptor
+  // never races with its accept handler when there are several io threads.
+  asio::strand<asio::io_context::executor_type> accept_strand_;
   std::shared_ptr<detail::SendGate> gate_;
   std::vector<std::unique_ptr<UnixAcceptor>> unix_acceptors_;
   std::vector<std::unique_ptr<TcpAcceptor>> tcp_acceptors_;

@@ -17,7 +17,7 @@ namespace {
 const std::string kBinary = MOONSEED_BINARY;
 const std::string kExample = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
 
-struct Run {
+struct TrainingRun {
   std::string runs_dir = make_temp_dir("moonseed-e2e");
   std::string log = runs_dir + "/learner.log";
 
@@ -39,7 +39,7 @@ double last(const std::vector<MetricsRow>& rows, const std::string& key) {
 }
 
 TEST(EndToEnd, ARunTrainsThroughActorProcessesAndWritesItsRunDirectory) {
-  Run run;
+  TrainingRun run;
   ChildProcess learner(run.args({"stop.seconds=4"}), run.log);
   std::optional<int> code = learner.wait(90);
   ASSERT_TRUE(code.has_value()) << read_file(run.log);
@@ -65,7 +65,7 @@ TEST(EndToEnd, ARunTrainsThroughActorProcessesAndWritesItsRunDirectory) {
 }
 
 TEST(EndToEnd, ResumeContinuesCountersFromTheNewestCheckpoint) {
-  Run run;
+  TrainingRun run;
   ChildProcess first(run.args({"stop.seconds=3"}), run.log);
   ASSERT_EQ(first.wait(90), std::optional<int>(0)) << read_file(run.log);
   const double steps_before = last(run.metrics(), "optimizer_steps");
@@ -80,7 +80,7 @@ TEST(EndToEnd, ResumeContinuesCountersFromTheNewestCheckpoint) {
 }
 
 TEST(EndToEnd, SigintSavesACheckpointAndExitsCleanly) {
-  Run run;
+  TrainingRun run;
   ChildProcess learner(run.args({"stop.seconds=300"}), run.log);
   ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "optimizer_steps") > 0; }))
       << read_file(run.log);
@@ -93,7 +93,7 @@ TEST(EndToEnd, SigintSavesACheckpointAndExitsCleanly) {
 }
 
 TEST(EndToEnd, AKilledActorIsRestartedAndTrainingGoesOn) {
-  Run run;
+  TrainingRun run;
   ChildProcess learner(run.args({"stop.seconds=300"}), run.log);
   ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "actors") == 2; }))
       << read_file(run.log);
@@ -117,7 +117,7 @@ TEST(EndToEnd, AKilledActorIsRestartedAndTrainingGoesOn) {
 }
 
 TEST(EndToEnd, ARemoteActorJoinsOverTcp) {
-  Run run;
+  TrainingRun run;
   ChildProcess learner(run.args({"stop.seconds=300", "topology.transport=\"tcp\"", "topology.local_actors=1"}),
                        run.log);
   std::string address;
@@ -139,7 +139,7 @@ TEST(EndToEnd, ARemoteActorJoinsOverTcp) {
 }
 
 TEST(EndToEnd, ABrokenScriptFailsWithFileAndLineBeforeAnythingStarts) {
-  Run run;
+  TrainingRun run;
   const std::string script = run.runs_dir + "/broken.lua";
   {
     std::FILE* f = std::fopen(script.c_str(), "w");

@@ -1,0 +1,112 @@
+// CartPole V-trace training throughput of the whole system against its
+// ceiling, measured in one run:
+//   ceiling: the learner's training step alone (same model, batch, unroll,
+//            optimizer and torch threads as the script), on synthetic batches;
+//   system:  `moonseed run SCRIPT` with its actor processes, frames trained per
+//            second over the steady part of the run (after the first 2 s).
+// Usage: throughput_bench [SCRIPT=examples/cartpole_vtrace.lua] [seconds=10]
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "engine/config.h"
+#include "engine/optimizer.h"
+#include "engine/unroll_batch.h"
+#include "engine/vtrace_loss.h"
+#include "envs/env.h"
+#include "models/policy_net.h"
+#include "scripts/experiment_loader.h"
+#include "tests/e2e/process.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace engine = moonseed::engine;
+
+engine::UnrollBatch synthetic_batch(const engine::ExperimentConfig& cfg, const moonseed::envs::EnvSpec& spec) {
+  const int64_t T = cfg.learner.unroll, B = cfg.learner.batch;
+  engine::UnrollBatch b;
+  b.observations = torch::randn({T + 1, B, spec.observation.numel()});
+  b.actions = torch::randint(0, spec.action.n, {T + 1, B}, torch::kInt64);
+  b.behaviour_logp = torch::full({T + 1, B}, -0.69f);
+  b.rewards = torch::ones({T + 1, B});
+  b.terminated = torch::zeros({T + 1, B});
+  b.truncated = torch::zeros({T + 1, B});
+  b.valid = torch::ones({T + 1, B});
+  b.policy_version = torch::zeros({T + 1, B}, torch::kInt64);
+  b.frames = T * B;
+  return b;
+}
+
+// Trained frames per second of the bare training step.
+double training_ceiling(const engine::ExperimentConfig& cfg, double seconds) {
+  auto spec = moonseed::envs::make_env(cfg.env.id, cfg.env.options)->spec();
+  at::set_num_threads(std::max(1, cfg.learner.torch_threads));
+  moonseed::models::PolicyNet model(cfg.model, spec);
+  auto optimizer = engine::make_optimizer(cfg.optimizer, model->parameters());
+  auto params = model->parameters();
+  engine::UnrollBatch batch = synthetic_batch(cfg, spec);
+  auto step = [&] {
+    auto loss = engine::vtrace_loss(model, batch, cfg.vtrace);
+    optimizer->zero_grad();
+    loss.total.backward();
+    engine::clip_grad_norm(params, cfg.optimizer.max_grad_norm);
+    optimizer->step();
+  };
+  for (int i = 0; i < 20; ++i) step();
+  int64_t steps = 0;
+  auto start = Clock::now();
+  double elapsed = 0;
+  while (elapsed < seconds) {
+    step();
+    ++steps;
+    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return static_cast<double>(steps * batch.frames) / elapsed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string script = argc > 1 ? argv[1] : std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
+  const double seconds = argc > 2 ? std::stod(argv[2]) : 10;
+  engine::ExperimentConfig cfg = moonseed::scripts::load_experiment(script, {});
+
+  std::printf("throughput_bench: %s, %d actors x %d envs, batch %d x unroll %d\n", script.c_str(),
+              cfg.topology.actors, cfg.topology.envs_per_actor, cfg.learner.batch, cfg.learner.unroll);
+  const double ceiling = training_ceiling(cfg, 3.0);
+
+  const std::string runs = moonseed::testing::make_temp_dir("moonseed-bench");
+  moonseed::testing::ChildProcess run(
+      {MOONSEED_BINARY, "run", script, "runs_dir=" + runs, "stop.return_mean=0",
+       "stop.seconds=" + std::to_string(seconds), "log.interval_s=0.5", "--quiet"},
+      runs + "/learner.log");
+  if (run.wait(seconds + 120) != std::optional<int>(0)) {
+    std::fprintf(stderr, "moonseed run failed:\n%s\n", moonseed::testing::read_file(runs + "/learner.log").c_str());
+    return 1;
+  }
+  auto dirs = moonseed::testing::list_dirs(runs);
+  auto rows = moonseed::testing::read_metrics(dirs.at(0) + "/metrics.jsonl");
+  const moonseed::testing::MetricsRow* first = nullptr;
+  for (const auto& r : rows) {
+    if (!first && r.at("time_s") >= 2.0) first = &r;
+  }
+  const auto& lastrow = rows.back();
+  if (!first || &lastrow == first) {
+    std::fprintf(stderr, "run too short to measure\n");
+    return 1;
+  }
+  const double dt = lastrow.at("time_s") - first->at("time_s");
+  const double trained = (lastrow.at("trained_frames") - first->at("trained_frames")) / dt;
+  const double acted = (lastrow.at("frames") - first->at("frames")) / dt;
+
+  std::printf("%-44s %12s\n", "", "frames/s");
+  std::printf("%-44s %12.0f\n", "ceiling: training step alone", ceiling);
+  std::printf("%-44s %12.0f\n", "system: frames trained (actors -> learner)", trained);
+  std::printf("%-44s %12.0f\n", "system: frames acted", acted);
+  std::printf("ratio system/ceiling: %.2f   (goal >= 0.60)\n", trained / ceiling);
+  return 0;
+}
