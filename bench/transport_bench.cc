@@ -3,8 +3,12 @@
 //   raw:      blocking write/read on a Unix socket of exactly the bytes of a
 //             framed StepBatch (4 float32 obs + reward + flags per env), and a
 //             reply of exactly the bytes of a framed ActionBatch (N int32);
-//   moonseed: rpc::Client -> rpc::Server -> a service that replies at once ->
-//             rpc::Client, over a Unix socket.
+//   rpc:      rpc::Client -> rpc::Server -> a service that replies at once on
+//             the io thread -> rpc::Client, over a Unix socket;
+//   moonseed: the real learner path: rpc::Client -> rpc::Server -> the
+//             engine's InferenceBatcher -> an inference thread running a
+//             trivial policy (action = obs[0] > 0) -> reply -> rpc::Client.
+//             max_batch is the message's env count, so a batch closes at once.
 // The two paths alternate in short slices so machine noise hits both alike.
 // Usage: transport_bench [total_seconds=2]
 #include <sys/socket.h>
@@ -16,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -24,6 +29,8 @@
 #include "rpc/client.h"
 #include "rpc/codec.h"
 #include "rpc/server.h"
+#include "engine/clock.h"
+#include "engine/inference_batcher.h"
 
 namespace {
 
@@ -59,6 +66,49 @@ class ImmediateReplyService : public rpc::ActorService {
     link->send_actions(std::move(reply));
   }
   void on_disconnect(int32_t, const std::string&) override {}
+};
+
+// The learner's shape without the network: requests go through the engine's
+// batcher to an inference thread, which replies through the link.
+class BatchedPolicyService : public ImmediateReplyService {
+ public:
+  explicit BatchedPolicyService(int max_batch)
+      : batcher_(max_batch, std::chrono::milliseconds(1), clock_),
+        thread_([this] { infer(); }) {}
+  ~BatchedPolicyService() override {
+    batcher_.close();
+    thread_.join();
+  }
+  void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override {
+    const int envs = static_cast<int>(batch.count);
+    batcher_.submit(Request{link, std::move(batch)}, envs);
+  }
+
+ private:
+  struct Request {
+    std::shared_ptr<rpc::ActorLink> link;
+    rpc::StepBatch batch;
+  };
+  void infer() {
+    std::vector<Request> requests;
+    while (batcher_.next_batch(requests)) {
+      for (Request& r : requests) {
+        rpc::ActionBatch reply;
+        reply.seq = r.batch.seq;
+        reply.actions.resize(size_t{r.batch.count} * sizeof(int32_t));
+        for (uint32_t i = 0; i < r.batch.count; ++i) {
+          float x0;
+          std::memcpy(&x0, &r.batch.observations[i * kCartPoleObsBytes], sizeof x0);
+          const int32_t action = x0 > 0 ? 1 : 0;
+          std::memcpy(&reply.actions[i * sizeof action], &action, sizeof action);
+        }
+        r.link->send_actions(std::move(reply));
+      }
+    }
+  }
+  moonseed::engine::SteadyClock clock_;
+  moonseed::engine::InferenceBatcher<Request> batcher_;
+  std::thread thread_;
 };
 
 void must(bool ok, const char* what) {
@@ -154,28 +204,47 @@ std::pair<long, double> run_for(double seconds, F&& round_trip) {
   return {count, std::chrono::duration<double>(now - start).count()};
 }
 
+// A connected client of a server running `service`.
+struct Endpoint {
+  Endpoint(rpc::ActorService& service, const std::string& path) : server(service) {
+    const rpc::Address address = server.listen("unix:" + path);
+    server.start();
+    client.emplace(rpc::Client::connect(address, std::chrono::seconds(5)));
+    client->hello(rpc::Hello{});
+  }
+  ~Endpoint() {
+    client->close();
+    server.stop();
+  }
+  void round_trip(rpc::StepBatch& batch, rpc::Incoming& incoming) {
+    ++batch.seq;
+    client->send(batch);
+    client->receive_into(incoming, std::chrono::seconds(5));
+    if (!std::holds_alternative<rpc::ActionBatch>(incoming) ||
+        std::get<rpc::ActionBatch>(incoming).seq != batch.seq) {
+      std::fprintf(stderr, "transport_bench: bad reply (variant index %zu)\n", incoming.index());
+      std::exit(1);
+    }
+  }
+  rpc::Server server;
+  std::optional<rpc::Client> client;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double total_seconds = argc > 1 ? std::atof(argv[1]) : 2.0;
+  const double total_seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
   const std::vector<uint32_t> env_counts = {1, 16, 64};
-  const double slice = total_seconds / (env_counts.size() * 2 * kSlices);
+  const double slice = total_seconds / (env_counts.size() * 3 * kSlices);
 
   char dir_template[] = "/tmp/moonseed-bench-XXXXXX";
   must(::mkdtemp(dir_template) != nullptr, "mkdtemp");
   const std::string dir = dir_template;
 
-  ImmediateReplyService service;
-  rpc::Server server(service);
-  const rpc::Address address = server.listen("unix:" + dir + "/learner.sock");
-  server.start();
-  rpc::Client client = rpc::Client::connect(address, std::chrono::seconds(5));
-  client.hello(rpc::Hello{});
-
   std::printf("transport_bench: CartPole round trips over a Unix socket, %.1f s in total\n",
               total_seconds);
-  std::printf("%5s %12s %12s %12s %15s %7s\n", "envs", "step bytes", "reply bytes",
-              "raw us/rt", "moonseed us/rt", "ratio");
+  std::printf("%5s %11s %11s %10s %10s %13s %9s %14s\n", "envs", "step bytes", "reply bytes",
+              "raw us", "rpc us", "moonseed us", "rpc/raw", "moonseed/raw");
   for (uint32_t envs : env_counts) {
     rpc::StepBatch batch = cartpole_batch(envs);
     const std::vector<uint8_t> step_frame = rpc::encode(batch);
@@ -184,39 +253,35 @@ int main(int argc, char** argv) {
     const size_t reply_bytes = rpc::encode(reply_shape).size();
 
     RawPingPong raw(dir + "/raw.sock", step_frame.size(), reply_bytes);
+    ImmediateReplyService immediate;
+    BatchedPolicyService batched(static_cast<int>(envs));
+    Endpoint rpc_only(immediate, dir + "/rpc.sock");
+    Endpoint full(batched, dir + "/full.sock");
     rpc::Incoming incoming;
     auto raw_round_trip = [&] { raw.round_trip(step_frame); };
-    auto moonseed_round_trip = [&] {
-      ++batch.seq;
-      client.send(batch);
-      client.receive_into(incoming, std::chrono::seconds(5));
-      if (!std::holds_alternative<rpc::ActionBatch>(incoming) ||
-          std::get<rpc::ActionBatch>(incoming).seq != batch.seq) {
-        std::fprintf(stderr, "transport_bench: bad reply (variant index %zu)\n",
-                     incoming.index());
-        std::exit(1);
-      }
-    };
-    run_for(slice / 4, raw_round_trip);  // warm-up: page faults, buffer growth, caches
-    run_for(slice / 4, moonseed_round_trip);
+    auto rpc_round_trip = [&] { rpc_only.round_trip(batch, incoming); };
+    auto full_round_trip = [&] { full.round_trip(batch, incoming); };
+    // Warm-up: page faults, buffer growth, caches.
+    run_for(slice / 4, raw_round_trip);
+    run_for(slice / 4, rpc_round_trip);
+    run_for(slice / 4, full_round_trip);
 
-    long raw_count = 0, moonseed_count = 0;
-    double raw_seconds = 0, moonseed_seconds = 0;
+    long counts[3] = {0, 0, 0};
+    double seconds[3] = {0, 0, 0};
     for (int s = 0; s < kSlices; ++s) {
-      auto [rc, rs] = run_for(slice, raw_round_trip);
-      auto [mc, ms] = run_for(slice, moonseed_round_trip);
-      raw_count += rc;
-      raw_seconds += rs;
-      moonseed_count += mc;
-      moonseed_seconds += ms;
+      auto add = [&](int k, std::pair<long, double> r) {
+        counts[k] += r.first;
+        seconds[k] += r.second;
+      };
+      add(0, run_for(slice, raw_round_trip));
+      add(1, run_for(slice, rpc_round_trip));
+      add(2, run_for(slice, full_round_trip));
     }
-    const double raw_us = 1e6 * raw_seconds / static_cast<double>(raw_count);
-    const double moonseed_us = 1e6 * moonseed_seconds / static_cast<double>(moonseed_count);
-    std::printf("%5u %12zu %12zu %12.2f %15.2f %7.2f\n", envs, step_frame.size(), reply_bytes,
-                raw_us, moonseed_us, moonseed_us / raw_us);
+    double us[3];
+    for (int k = 0; k < 3; ++k) us[k] = 1e6 * seconds[k] / static_cast<double>(counts[k]);
+    std::printf("%5u %11zu %11zu %10.2f %10.2f %13.2f %9.2f %14.2f\n", envs, step_frame.size(),
+                reply_bytes, us[0], us[1], us[2], us[1] / us[0], us[2] / us[0]);
   }
-  client.close();
-  server.stop();
   std::filesystem::remove_all(dir);
   return 0;
 }

@@ -98,6 +98,7 @@ struct Learner::Impl {
   std::atomic<int64_t> trained_frames{0};
   std::atomic<int64_t> inference_envs{0};
   std::atomic<int64_t> inference_batches{0};
+  int64_t skipped_steps = 0;  // training thread only: non-finite gradients
 
   mutable std::mutex stats_mu;
   std::deque<double> returns;  // GUARDED_BY(stats_mu), last kReturnWindow episodes
@@ -221,6 +222,14 @@ void Learner::Impl::training_loop() {
     optimizer->zero_grad();
     loss.total.backward();
     double grad_norm = clip_grad_norm(params, cfg.optimizer.max_grad_norm);
+    if (!std::isfinite(grad_norm)) {
+      // One bad batch must not poison the weights: drop it, say so once in a while.
+      if (skipped_steps++ % 100 == 0) {
+        std::cerr << "\nmoonseed: gradient norm is " << grad_norm << "; skipped " << skipped_steps
+                  << " training step(s) so far\n";
+      }
+      continue;
+    }
     const int64_t version = optimizer_steps.load();
     {
       std::unique_lock<std::shared_mutex> weights(weights_mu);
@@ -229,8 +238,9 @@ void Learner::Impl::training_loop() {
     optimizer_steps += 1;
     trained_frames += batch->frames;
     // How many optimizer steps old the acting policy was, averaged over the batch.
+    // Step T carries no action (it is step 0 of the next unroll): leave it out.
     double lag = static_cast<double>(version) -
-                 batch->policy_version.to(torch::kFloat64).mean().item<double>();
+                 batch->policy_version.narrow(0, 0, batch->T()).to(torch::kFloat64).mean().item<double>();
     std::lock_guard<std::mutex> lock(stats_mu);
     last_step.loss_total = loss.total.item<double>();
     last_step.loss_policy = loss.policy;

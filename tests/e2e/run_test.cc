@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,33 @@ TEST(EndToEnd, ARemoteActorJoinsOverTcp) {
   EXPECT_EQ(learner.wait(60), std::optional<int>(0)) << read_file(run.log);
   // The remote actor was told Bye and exited by itself.
   EXPECT_EQ(remote.wait(30), std::optional<int>(0)) << read_file(run.runs_dir + "/remote.log");
+}
+
+TEST(EndToEnd, AnActorReconnectsWhenItsLearnerComesBack) {
+  TrainingRun first_run, second_run;
+  const std::string socket = first_run.runs_dir + "/learner.sock";
+  const std::vector<std::string> fixed = {"stop.seconds=300", "topology.local_actors=0",
+                                          "topology.actors=1", "topology.listen=\"unix:" + socket + "\""};
+  auto learner = std::make_unique<ChildProcess>(first_run.args(fixed), first_run.log);
+  ASSERT_TRUE(eventually(60, [&] { return std::filesystem::exists(socket); })) << read_file(first_run.log);
+  ChildProcess actor({kBinary, "actor", "--connect", "unix:" + socket, "--reconnect-for", "60"},
+                     first_run.runs_dir + "/actor.log");
+  ASSERT_TRUE(eventually(60, [&] { return last(first_run.metrics(), "frames") > 0; })) << read_file(first_run.log);
+
+  // The learner dies without a word; the actor keeps trying.
+  learner->signal(SIGKILL);
+  learner->wait(30);
+  learner.reset();
+  EXPECT_TRUE(actor.running());
+
+  ChildProcess second(second_run.args(fixed), second_run.log);
+  EXPECT_TRUE(eventually(60, [&] {
+    return !second_run.run_dir().empty() && last(second_run.metrics(), "frames") > 0;
+  })) << read_file(second_run.log) << read_file(first_run.runs_dir + "/actor.log");
+  EXPECT_TRUE(actor.running());
+  second.signal(SIGTERM);
+  EXPECT_EQ(second.wait(60), std::optional<int>(0)) << read_file(second_run.log);
+  EXPECT_EQ(actor.wait(30), std::optional<int>(0)) << read_file(first_run.runs_dir + "/actor.log");
 }
 
 TEST(EndToEnd, ABrokenScriptFailsWithFileAndLineBeforeAnythingStarts) {
