@@ -4,7 +4,8 @@
 //            optimizer and torch threads as the script), on synthetic batches;
 //   system:  `moonseed run SCRIPT` with its actor processes, frames trained per
 //            second over the steady part of the run (after the first 2 s).
-// Usage: throughput_bench [SCRIPT=examples/cartpole_vtrace.lua] [seconds=10]
+// Usage: throughput_bench [SCRIPT=examples/cartpole_vtrace.lua] [seconds=10] [key=value...]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -70,20 +71,21 @@ double training_ceiling(const engine::ExperimentConfig& cfg, double seconds) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run_bench(int argc, char** argv) {
   const std::string script = argc > 1 ? argv[1] : std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
   const double seconds = argc > 2 ? std::stod(argv[2]) : 10;
-  engine::ExperimentConfig cfg = moonseed::scripts::load_experiment(script, {});
+  const std::vector<std::string> overrides(argv + std::min(argc, 3), argv + argc);
+  engine::ExperimentConfig cfg = moonseed::scripts::load_experiment(script, overrides);
 
   std::printf("throughput_bench: %s, %d actors x %d envs, batch %d x unroll %d\n", script.c_str(),
               cfg.topology.actors, cfg.topology.envs_per_actor, cfg.learner.batch, cfg.learner.unroll);
   const double ceiling = training_ceiling(cfg, 3.0);
 
   const std::string runs = moonseed::testing::make_temp_dir("moonseed-bench");
-  moonseed::testing::ChildProcess run(
-      {MOONSEED_BINARY, "run", script, "runs_dir=" + runs, "stop.return_mean=0",
-       "stop.seconds=" + std::to_string(seconds), "log.interval_s=0.5", "--quiet"},
-      runs + "/learner.log");
+  std::vector<std::string> argv_run = {MOONSEED_BINARY, "run", script, "runs_dir=" + runs, "stop.return_mean=0",
+                                       "stop.seconds=" + std::to_string(seconds), "log.interval_s=0.5", "--quiet"};
+  argv_run.insert(argv_run.end(), overrides.begin(), overrides.end());
+  moonseed::testing::ChildProcess run(argv_run, runs + "/learner.log");
   if (run.wait(seconds + 120) != std::optional<int>(0)) {
     std::fprintf(stderr, "moonseed run failed:\n%s\n", moonseed::testing::read_file(runs + "/learner.log").c_str());
     return 1;
@@ -109,4 +111,13 @@ int main(int argc, char** argv) {
   std::printf("%-44s %12.0f\n", "system: frames acted", acted);
   std::printf("ratio system/ceiling: %.2f   (goal >= 0.60)\n", trained / ceiling);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run_bench(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "throughput_bench: %s\n", e.what());
+    return 1;
+  }
 }

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -72,8 +73,8 @@ class ImmediateReplyService : public rpc::ActorService {
 // batcher to an inference thread, which replies through the link.
 class BatchedPolicyService : public ImmediateReplyService {
  public:
-  explicit BatchedPolicyService(int max_batch)
-      : batcher_(max_batch, std::chrono::milliseconds(1), clock_),
+  BatchedPolicyService(int max_batch, int spin_us)
+      : batcher_(max_batch, std::chrono::milliseconds(1), clock_, std::chrono::microseconds(spin_us)),
         thread_([this] { infer(); }) {}
   ~BatchedPolicyService() override {
     batcher_.close();
@@ -233,9 +234,11 @@ struct Endpoint {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const double total_seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  const double total_seconds = argc > 1 ? std::atof(argv[1]) : 4.0;
+  const int spin_us = argc > 2 ? std::atoi(argv[2]) : 50;
   const std::vector<uint32_t> env_counts = {1, 16, 64};
-  const double slice = total_seconds / (env_counts.size() * 3 * kSlices);
+  constexpr int kPaths = 4;
+  const double slice = total_seconds / (env_counts.size() * kPaths * kSlices);
 
   char dir_template[] = "/tmp/moonseed-bench-XXXXXX";
   must(::mkdtemp(dir_template) != nullptr, "mkdtemp");
@@ -243,8 +246,10 @@ int main(int argc, char** argv) {
 
   std::printf("transport_bench: CartPole round trips over a Unix socket, %.1f s in total\n",
               total_seconds);
-  std::printf("%5s %11s %11s %10s %10s %13s %9s %14s\n", "envs", "step bytes", "reply bytes",
-              "raw us", "rpc us", "moonseed us", "rpc/raw", "moonseed/raw");
+  std::printf("us per round trip; ratios against raw. moonseed+spin: inference.idle_spin_us = %d\n",
+              spin_us);
+  std::printf("%5s %6s %6s %8s %8s %10s %15s %8s %13s %18s\n", "envs", "step B", "reply B", "raw",
+              "rpc", "moonseed", "moonseed+spin", "rpc/raw", "moonseed/raw", "moonseed+spin/raw");
   for (uint32_t envs : env_counts) {
     rpc::StepBatch batch = cartpole_batch(envs);
     const std::vector<uint8_t> step_frame = rpc::encode(batch);
@@ -254,33 +259,34 @@ int main(int argc, char** argv) {
 
     RawPingPong raw(dir + "/raw.sock", step_frame.size(), reply_bytes);
     ImmediateReplyService immediate;
-    BatchedPolicyService batched(static_cast<int>(envs));
+    BatchedPolicyService batched(static_cast<int>(envs), 0);
+    BatchedPolicyService spinning(static_cast<int>(envs), spin_us);
     Endpoint rpc_only(immediate, dir + "/rpc.sock");
     Endpoint full(batched, dir + "/full.sock");
+    Endpoint full_spin(spinning, dir + "/spin.sock");
     rpc::Incoming incoming;
-    auto raw_round_trip = [&] { raw.round_trip(step_frame); };
-    auto rpc_round_trip = [&] { rpc_only.round_trip(batch, incoming); };
-    auto full_round_trip = [&] { full.round_trip(batch, incoming); };
-    // Warm-up: page faults, buffer growth, caches.
-    run_for(slice / 4, raw_round_trip);
-    run_for(slice / 4, rpc_round_trip);
-    run_for(slice / 4, full_round_trip);
+    std::function<void()> paths[kPaths] = {
+        [&] { raw.round_trip(step_frame); },
+        [&] { rpc_only.round_trip(batch, incoming); },
+        [&] { full.round_trip(batch, incoming); },
+        [&] { full_spin.round_trip(batch, incoming); },
+    };
+    for (auto& path : paths) run_for(slice / 4, path);  // warm-up: page faults, buffers, caches
 
-    long counts[3] = {0, 0, 0};
-    double seconds[3] = {0, 0, 0};
+    long counts[kPaths] = {};
+    double seconds[kPaths] = {};
     for (int s = 0; s < kSlices; ++s) {
-      auto add = [&](int k, std::pair<long, double> r) {
-        counts[k] += r.first;
-        seconds[k] += r.second;
-      };
-      add(0, run_for(slice, raw_round_trip));
-      add(1, run_for(slice, rpc_round_trip));
-      add(2, run_for(slice, full_round_trip));
+      for (int k = 0; k < kPaths; ++k) {
+        auto [count, secs] = run_for(slice, paths[k]);
+        counts[k] += count;
+        seconds[k] += secs;
+      }
     }
-    double us[3];
-    for (int k = 0; k < 3; ++k) us[k] = 1e6 * seconds[k] / static_cast<double>(counts[k]);
-    std::printf("%5u %11zu %11zu %10.2f %10.2f %13.2f %9.2f %14.2f\n", envs, step_frame.size(),
-                reply_bytes, us[0], us[1], us[2], us[1] / us[0], us[2] / us[0]);
+    double us[kPaths];
+    for (int k = 0; k < kPaths; ++k) us[k] = 1e6 * seconds[k] / static_cast<double>(counts[k]);
+    std::printf("%5u %6zu %6zu %8.2f %8.2f %10.2f %15.2f %8.2f %13.2f %18.2f\n", envs,
+                step_frame.size(), reply_bytes, us[0], us[1], us[2], us[3], us[1] / us[0],
+                us[2] / us[0], us[3] / us[0]);
   }
   std::filesystem::remove_all(dir);
   return 0;

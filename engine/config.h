@@ -54,6 +54,7 @@ struct TopologyConfig {
 struct InferenceConfig {
   int max_batch = 64;        // envs per forward pass
   int deadline_us = 1000;    // a batch runs when its oldest request is this old
+  int idle_spin_us = 0;      // the inference thread polls this long for work before it sleeps
   std::string device = "auto";  // "auto" | "cpu" | "cuda"
 };
 

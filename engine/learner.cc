@@ -56,7 +56,7 @@ struct Learner::Impl {
         device(models::choose_device(config.inference.device)),
         model(config.model, env_spec),
         batcher(config.inference.max_batch, std::chrono::microseconds(config.inference.deadline_us),
-                clock),
+                clock, std::chrono::microseconds(config.inference.idle_spin_us)),
         unrolls(static_cast<size_t>(config.learner.queue_capacity)),
         store(config.topology.actors * config.topology.envs_per_actor,
               UnrollPool::create(UnrollShape::from_spec(env_spec, config.learner.unroll),

@@ -1,5 +1,8 @@
 #include "rpc/session.h"
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <exception>
 #include <utility>
@@ -56,6 +59,7 @@ void Session::post_start() {
 
 void Session::post_from_service(Message&& message) {
   const bool bye = std::holds_alternative<Bye>(message);
+  if (!bye && try_write_now(message)) return;
   auto deliver = [self = shared_from_this(), message = std::move(message)]() mutable {
     self->deliver_from_service(message);
   };
@@ -154,6 +158,7 @@ void Session::handle_hello(const Hello& hello) {
   link_ = std::make_shared<SessionLink>(host_.gate(), weak_from_this(), actor_id_);
   enqueue(Message(std::move(admission.welcome)));
   state_ = State::kActive;
+  allow_direct_writes(true);
   connected_ = true;
   try {
     host_.service().on_connect(link_);
@@ -171,7 +176,44 @@ void Session::deliver_from_service(Message& message) {
   enqueue(message);
 }
 
+bool Session::try_write_now(const Message& message) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  if (!direct_ok_ || write_in_flight_ || !queued_.empty()) return false;
+  encode(message, direct_frame_);
+  const uint8_t* data = direct_frame_.data();
+  size_t left = direct_frame_.size();
+  while (left > 0) {
+    const ssize_t n = ::send(direct_fd_, data, left, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      data += n;
+      left -= static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // socket buffer full or an error: the strand's async_write takes over
+    }
+  }
+  if (left == direct_frame_.size()) return false;  // nothing written: queue it whole
+  if (left > 0) {
+    queued_.emplace_back(data, data + left);
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      std::lock_guard<std::mutex> lock(self->write_mu_);
+      if (self->state_ != State::kClosed && !self->write_in_flight_ && !self->queued_.empty()) {
+        self->start_write_locked();
+      }
+    });
+  }
+  return true;
+}
+
+void Session::allow_direct_writes(bool allow) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  direct_ok_ = allow;
+  direct_fd_ = allow ? static_cast<int>(socket_.native_handle()) : -1;
+}
+
 void Session::enqueue(const Message& message) {
+  std::lock_guard<std::mutex> lock(write_mu_);
   std::vector<uint8_t> frame;
   if (!spare_.empty()) {
     frame = std::move(spare_.back());
@@ -179,10 +221,10 @@ void Session::enqueue(const Message& message) {
   }
   encode(message, frame);
   queued_.push_back(std::move(frame));
-  if (!write_in_flight_) start_write();
+  if (!write_in_flight_) start_write_locked();
 }
 
-void Session::start_write() {
+void Session::start_write_locked() {
   writing_.swap(queued_);  // writing_ is empty whenever no write is in flight
   gather_.clear();
   for (const auto& frame : writing_) gather_.push_back(asio::buffer(frame));
@@ -194,6 +236,7 @@ void Session::start_write() {
 }
 
 void Session::on_written(const std::error_code& error) {
+  std::unique_lock<std::mutex> lock(write_mu_);
   write_in_flight_ = false;
   for (auto& frame : writing_) {
     if (spare_.size() < kMaxSpareFrames) spare_.push_back(std::move(frame));
@@ -201,13 +244,15 @@ void Session::on_written(const std::error_code& error) {
   writing_.clear();
   if (state_ == State::kClosed) return;
   if (error) {
+    lock.unlock();
     if (state_ != State::kClosing) close_reason_ = "write error: " + error.message();
     finish_close();
     return;
   }
   if (!queued_.empty()) {
-    start_write();
+    start_write_locked();
   } else if (state_ == State::kClosing) {
+    lock.unlock();
     finish_close();
   }
 }
@@ -220,6 +265,7 @@ void Session::fail(const std::string& reason) {
 void Session::begin_close(const std::string& reason, bool send_bye) {
   if (state_ == State::kClosing || state_ == State::kClosed) return;
   state_ = State::kClosing;
+  allow_direct_writes(false);
   close_reason_ = reason;
   if (!send_bye) {
     finish_close();
@@ -236,11 +282,17 @@ void Session::begin_close(const std::string& reason, bool send_bye) {
 void Session::finish_close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
+  {
+    // No direct write may touch the descriptor once it is closed (and reused).
+    std::lock_guard<std::mutex> lock(write_mu_);
+    direct_ok_ = false;
+    direct_fd_ = -1;
+    queued_.clear();
+  }
   std::error_code ignored;
   socket_.shutdown(asio::socket_base::shutdown_both, ignored);
   socket_.close(ignored);
   close_timer_.cancel();
-  queued_.clear();
   if (connected_) {
     connected_ = false;
     try {

@@ -9,6 +9,13 @@
 //
 // Threading: every member function except post_* runs on the session's strand
 // (the socket's executor). post_* may be called from any thread.
+//
+// Replies take a fast path: a service thread writes an ActionBatch or
+// ConfigUpdate straight to the socket (non-blocking) when nothing else is
+// queued or being written, which saves a wake-up of the io thread per reply.
+// The write side (queues, in-flight flag, direct writes) is guarded by
+// write_mu_, a leaf lock; a partial direct write leaves its remainder at the
+// head of the queue for the strand to finish, so frames never interleave.
 #pragma once
 
 #include <asio.hpp>
@@ -89,8 +96,11 @@ class Session final : public std::enable_shared_from_this<Session> {
   void deliver_from_service(Message& message);
 
   void enqueue(const Message& message);
-  void start_write();
+  void start_write_locked();  // requires write_mu_
   void on_written(const std::error_code& error);
+  // The fast path: true when `message` was written (or its remainder queued).
+  bool try_write_now(const Message& message);
+  void allow_direct_writes(bool allow);
 
   // A protocol violation: logs one line, then begin_close with a Bye.
   void fail(const std::string& reason);
@@ -112,11 +122,15 @@ class Session final : public std::enable_shared_from_this<Session> {
 
   // Write side: frames wait in queued_, the in-flight write owns writing_,
   // finished frame buffers go back to spare_ so steady state allocates nothing.
-  std::vector<std::vector<uint8_t>> queued_;
-  std::vector<std::vector<uint8_t>> writing_;
-  std::vector<std::vector<uint8_t>> spare_;
-  std::vector<asio::const_buffer> gather_;
-  bool write_in_flight_ = false;
+  std::mutex write_mu_;
+  std::vector<std::vector<uint8_t>> queued_;  // guarded by write_mu_
+  std::vector<std::vector<uint8_t>> writing_; // guarded by write_mu_
+  std::vector<std::vector<uint8_t>> spare_;   // guarded by write_mu_
+  std::vector<asio::const_buffer> gather_;    // guarded by write_mu_
+  bool write_in_flight_ = false;              // guarded by write_mu_
+  bool direct_ok_ = false;                    // guarded by write_mu_: active, socket open
+  int direct_fd_ = -1;                        // guarded by write_mu_
+  std::vector<uint8_t> direct_frame_;         // guarded by write_mu_
 };
 
 }  // namespace moonseed::rpc::detail

@@ -65,6 +65,20 @@ TEST(EndToEnd, ARunTrainsThroughActorProcessesAndWritesItsRunDirectory) {
   EXPECT_NE(read_file(dir + "/actors/actor-0.log").find("bye"), std::string::npos);
 }
 
+TEST(EndToEnd, AContinuousActionEnvTrainsWithAGaussianPolicy) {
+  TrainingRun run;
+  ChildProcess learner(run.args({"stop.seconds=3", "env.id=\"Pendulum-v1\"", "topology.envs_per_actor=8"}),
+                       run.log);
+  ASSERT_EQ(learner.wait(90), std::optional<int>(0)) << read_file(run.log);
+  auto rows = run.metrics();
+  EXPECT_GT(last(rows, "optimizer_steps"), 0) << read_file(run.log);
+  // Pendulum episodes are cut at 200 steps and every reward is <= 0.
+  EXPECT_GT(last(rows, "episodes"), 0);
+  EXPECT_EQ(last(rows, "length_mean"), 200);
+  ASSERT_TRUE(rows.back().count("return_mean"));
+  EXPECT_LT(rows.back().at("return_mean"), 0);
+}
+
 TEST(EndToEnd, ResumeContinuesCountersFromTheNewestCheckpoint) {
   TrainingRun run;
   ChildProcess first(run.args({"stop.seconds=3"}), run.log);

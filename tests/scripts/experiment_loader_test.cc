@@ -35,9 +35,12 @@ TEST(LoadExperiment, LoadsTheCartpoleExample) {
   EXPECT_EQ(c.model.hidden, (std::vector<int64_t>{64, 64}));
   EXPECT_EQ(c.model.activation, "tanh");
   EXPECT_EQ(c.vtrace.gamma, 0.99);
-  EXPECT_EQ(c.optimizer.kind, "adam");
+  EXPECT_EQ(c.vtrace.entropy_cost, 0.01);
+  EXPECT_EQ(c.optimizer.kind, "rmsprop");
   EXPECT_EQ(c.optimizer.lr, 1e-3);
+  EXPECT_EQ(c.optimizer.eps, 0.01);
   EXPECT_EQ(c.learner.batch, 16);
+  EXPECT_EQ(c.learner.queue_capacity, 16);
   EXPECT_EQ(c.learner.unroll, 20);
   EXPECT_EQ(c.topology.actors, 2);
   EXPECT_EQ(c.topology.envs_per_actor, 32);
