@@ -178,7 +178,20 @@ void Session::deliver_from_service(Message& message) {
 
 bool Session::try_write_now(const Message& message) {
   std::lock_guard<std::mutex> lock(write_mu_);
-  if (!direct_ok_ || write_in_flight_ || !queued_.empty()) return false;
+  if (!direct_ok_) return false;  // not active (yet or any more): the strand decides
+  if (write_in_flight_ || !queued_.empty()) {
+    // Behind what is pending, in call order: a later message of this thread
+    // must never overtake this one through the direct path.
+    std::vector<uint8_t> frame;
+    if (!spare_.empty()) {
+      frame = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    encode(message, frame);
+    queued_.push_back(std::move(frame));
+    if (!write_in_flight_) post_start_write();
+    return true;
+  }
   encode(message, direct_frame_);
   const uint8_t* data = direct_frame_.data();
   size_t left = direct_frame_.size();
@@ -193,17 +206,20 @@ bool Session::try_write_now(const Message& message) {
       break;  // socket buffer full or an error: the strand's async_write takes over
     }
   }
-  if (left == direct_frame_.size()) return false;  // nothing written: queue it whole
   if (left > 0) {
     queued_.emplace_back(data, data + left);
-    asio::post(socket_.get_executor(), [self = shared_from_this()] {
-      std::lock_guard<std::mutex> lock(self->write_mu_);
-      if (self->state_ != State::kClosed && !self->write_in_flight_ && !self->queued_.empty()) {
-        self->start_write_locked();
-      }
-    });
+    post_start_write();
   }
   return true;
+}
+
+void Session::post_start_write() {
+  asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    std::lock_guard<std::mutex> lock(self->write_mu_);
+    if (self->state_ != State::kClosed && !self->write_in_flight_ && !self->queued_.empty()) {
+      self->start_write_locked();
+    }
+  });
 }
 
 void Session::allow_direct_writes(bool allow) {

@@ -12,10 +12,11 @@
 //
 // Replies take a fast path: a service thread writes an ActionBatch or
 // ConfigUpdate straight to the socket (non-blocking) when nothing else is
-// queued or being written, which saves a wake-up of the io thread per reply.
-// The write side (queues, in-flight flag, direct writes) is guarded by
-// write_mu_, a leaf lock; a partial direct write leaves its remainder at the
-// head of the queue for the strand to finish, so frames never interleave.
+// queued or being written, which saves a wake-up of the io thread per reply;
+// otherwise it queues the frame itself, so frames go out in call order. The
+// write side (queues, in-flight flag, direct writes) is guarded by write_mu_,
+// a leaf lock; a partial direct write leaves its remainder at the head of the
+// queue for the strand to finish, so frames never interleave.
 #pragma once
 
 #include <asio.hpp>
@@ -98,8 +99,10 @@ class Session final : public std::enable_shared_from_this<Session> {
   void enqueue(const Message& message);
   void start_write_locked();  // requires write_mu_
   void on_written(const std::error_code& error);
-  // The fast path: true when `message` was written (or its remainder queued).
+  // Writes now when nothing is pending, else queues in call order. False
+  // when the session is not active: the caller takes the strand path.
   bool try_write_now(const Message& message);
+  void post_start_write();  // asks the strand to write what is queued
   void allow_direct_writes(bool allow);
 
   // A protocol violation: logs one line, then begin_close with a Bye.

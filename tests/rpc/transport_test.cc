@@ -124,6 +124,55 @@ TEST_P(ServerClient, ManyPipelinedBatchesAreAllAnsweredAndMatchedBySeq) {
   }
 }
 
+// Replies written from service threads take the direct path; frames large
+// enough to fill the socket buffer leave partial writes for the strand to
+// finish. Nothing may interleave, reorder per sender, or be lost.
+TEST_P(ServerClient, LargeRepliesFromTwoServiceThreadsArriveWholeAndInOrder) {
+  auto [client, actor_id] = connect_actor();
+  std::shared_ptr<ActorLink> link = service_.wait_for_link(actor_id);
+  ASSERT_TRUE(link);
+  constexpr uint64_t kEach = 100;
+  constexpr size_t kBytes = 200 * 1024;
+  auto payload = [](uint64_t i) { return std::vector<uint8_t>(kBytes, static_cast<uint8_t>(i * 7 + 1)); };
+  std::thread actions([&] {
+    for (uint64_t i = 0; i < kEach; ++i) {
+      ActionBatch batch;
+      batch.seq = i;
+      batch.actions = payload(i);
+      link->send_actions(std::move(batch));
+    }
+  });
+  std::thread configs([&] {
+    for (uint64_t i = 0; i < kEach; ++i) {
+      ConfigUpdate update;
+      update.config_version = i;
+      update.payload = std::string(kBytes / 2, static_cast<char>('a' + i % 26));
+      link->send_config(std::move(update));
+    }
+  });
+  uint64_t next_seq = 0, next_version = 0;
+  Incoming in;
+  for (uint64_t i = 0; i < 2 * kEach; ++i) {
+    client.receive_into(in, seconds(10));
+    if (auto* batch = std::get_if<ActionBatch>(&in)) {
+      EXPECT_EQ(batch->seq, next_seq);
+      EXPECT_EQ(batch->actions, payload(batch->seq));
+      ++next_seq;
+    } else if (auto* update = std::get_if<ConfigUpdate>(&in)) {
+      EXPECT_EQ(update->config_version, next_version);
+      EXPECT_EQ(update->payload, std::string(kBytes / 2, static_cast<char>('a' + next_version % 26)));
+      ++next_version;
+    } else {
+      ADD_FAILURE() << "message " << i << ": variant index " << in.index();
+      break;
+    }
+  }
+  actions.join();
+  configs.join();
+  EXPECT_EQ(next_seq, kEach);
+  EXPECT_EQ(next_version, kEach);
+}
+
 TEST_P(ServerClient, ConcurrentActorsOnTwoIoThreadsEachGetTheirOwnReplies) {
   ServerOptions options;
   options.io_threads = 2;
