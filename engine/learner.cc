@@ -111,6 +111,7 @@ struct Learner::Impl {
 };
 
 void Learner::Impl::inference_loop() {
+  at::set_num_threads(1);  // batches of tens of envs: more threads only add overhead
   std::vector<StepRequest> requests;
   const int64_t obs_bytes = spec.observation.byte_size();
   const bool uint8_obs = spec.observation.dtype == envs::DType::kUInt8;
@@ -209,6 +210,9 @@ void Learner::Impl::reply(const std::vector<StepRequest>& requests, const torch:
 }
 
 void Learner::Impl::training_loop() {
+  // Intra-op thread counts belong to the thread that sets them (OpenMP), so
+  // each engine thread sets its own.
+  at::set_num_threads(std::max(1, cfg.learner.torch_threads));
   std::vector<torch::Tensor> params = model->parameters();
   const double base_lr = cfg.optimizer.lr;
   while (std::optional<UnrollBatch> batch = prefetcher->next()) {
@@ -281,7 +285,6 @@ void Learner::start() {
   Impl& m = *impl_;
   if (m.started) return;
   m.started = true;
-  at::set_num_threads(std::max(1, m.cfg.learner.torch_threads));
   m.prefetcher = std::make_unique<Prefetcher>(m.unrolls, m.store.pool().shape(), m.cfg.learner.batch, m.device);
   m.inference_thread = std::thread([&m] { m.inference_loop(); });
   m.training_thread = std::thread([&m] { m.training_loop(); });
