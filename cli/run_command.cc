@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -124,6 +125,17 @@ class SignalWaiter {
   int fd_;
 };
 
+// Debian's LibTorch does its matrix products through libblas.so.3, which is
+// the ~25x slower reference BLAS unless an optimised one provides it.
+void warn_if_reference_blas() {
+  char resolved[PATH_MAX];
+  if (!::realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3", resolved)) return;
+  if (std::string(resolved).find("/blas/libblas") != std::string::npos) {
+    std::cerr << "moonseed: warning: libblas.so.3 is the reference BLAS (" << resolved
+              << "); LibTorch runs ~25x slower on it. Install libopenblas0-openmp (bash .ci/setup does).\n";
+  }
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -147,6 +159,7 @@ int run_command(const Args& args) {
   }
   dir->write_file_atomic("config.lua", scripts::to_lua(cfg));
 
+  warn_if_reference_blas();
   SignalWaiter signals;
   engine::Learner learner(cfg, dir->run_id());
   engine::Counters start_counters;
