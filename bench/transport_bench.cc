@@ -74,11 +74,21 @@ class ImmediateReplyService : public rpc::ActorService {
 class BatchedPolicyService : public ImmediateReplyService {
  public:
   BatchedPolicyService(int max_batch, int spin_us)
-      : batcher_(max_batch, std::chrono::milliseconds(1), clock_, std::chrono::microseconds(spin_us)),
-        thread_([this] { infer(); }) {}
-  ~BatchedPolicyService() override {
+      : batcher_(max_batch, std::chrono::milliseconds(1), clock_, std::chrono::microseconds(spin_us)) {}
+  ~BatchedPolicyService() override { stop(); }
+  // Before the pumped server goes away.
+  void stop() {
+    if (!thread_.joinable()) return;  // closing again would wake a server that is gone
     batcher_.close();
     thread_.join();
+  }
+  // With a server: run-to-completion, the inference thread pumps its sockets.
+  void start(rpc::Server* pumped) {
+    if (pumped) {
+      batcher_.set_pump([pumped](std::chrono::nanoseconds wait) { pumped->run_for(wait); },
+                        [pumped] { pumped->wake(); });
+    }
+    thread_ = std::thread([this] { infer(); });
   }
   void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override {
     const int envs = static_cast<int>(batch.count);
@@ -207,9 +217,17 @@ std::pair<long, double> run_for(double seconds, F&& round_trip) {
 
 // A connected client of a server running `service`.
 struct Endpoint {
-  Endpoint(rpc::ActorService& service, const std::string& path) : server(service) {
-    const rpc::Address address = server.listen("unix:" + path);
+  Endpoint(rpc::ActorService& service, const std::string& path, int io_threads = 1)
+      : server(service, options(io_threads)) {
+    address = server.listen("unix:" + path);
     server.start();
+  }
+  static rpc::ServerOptions options(int io_threads) {
+    rpc::ServerOptions o;
+    o.io_threads = io_threads;
+    return o;
+  }
+  void connect() {
     client.emplace(rpc::Client::connect(address, std::chrono::seconds(5)));
     client->hello(rpc::Hello{});
   }
@@ -228,6 +246,7 @@ struct Endpoint {
     }
   }
   rpc::Server server;
+  rpc::Address address;
   std::optional<rpc::Client> client;
 };
 
@@ -235,7 +254,7 @@ struct Endpoint {
 
 int main(int argc, char** argv) {
   const double total_seconds = argc > 1 ? std::atof(argv[1]) : 4.0;
-  const int spin_us = argc > 2 ? std::atoi(argv[2]) : 50;
+
   const std::vector<uint32_t> env_counts = {1, 16, 64};
   constexpr int kPaths = 4;
   const double slice = total_seconds / (env_counts.size() * kPaths * kSlices);
@@ -246,10 +265,10 @@ int main(int argc, char** argv) {
 
   std::printf("transport_bench: CartPole round trips over a Unix socket, %.1f s in total\n",
               total_seconds);
-  std::printf("us per round trip; ratios against raw. moonseed+spin: inference.idle_spin_us = %d\n",
-              spin_us);
-  std::printf("%5s %6s %6s %8s %8s %10s %15s %8s %13s %18s\n", "envs", "step B", "reply B", "raw",
-              "rpc", "moonseed", "moonseed+spin", "rpc/raw", "moonseed/raw", "moonseed+spin/raw");
+  std::printf("us per round trip; ratios against raw. moonseed: io thread + inference thread;\n"
+              "moonseed-rtc: the inference thread runs the sockets too (inference.io_threads = 0)\n");
+  std::printf("%5s %6s %6s %8s %8s %10s %13s %8s %13s %17s\n", "envs", "step B", "reply B", "raw",
+              "rpc", "moonseed", "moonseed-rtc", "rpc/raw", "moonseed/raw", "moonseed-rtc/raw");
   for (uint32_t envs : env_counts) {
     rpc::StepBatch batch = cartpole_batch(envs);
     const std::vector<uint8_t> step_frame = rpc::encode(batch);
@@ -260,16 +279,21 @@ int main(int argc, char** argv) {
     RawPingPong raw(dir + "/raw.sock", step_frame.size(), reply_bytes);
     ImmediateReplyService immediate;
     BatchedPolicyService batched(static_cast<int>(envs), 0);
-    BatchedPolicyService spinning(static_cast<int>(envs), spin_us);
+    BatchedPolicyService pumping(static_cast<int>(envs), 0);
     Endpoint rpc_only(immediate, dir + "/rpc.sock");
     Endpoint full(batched, dir + "/full.sock");
-    Endpoint full_spin(spinning, dir + "/spin.sock");
+    Endpoint full_rtc(pumping, dir + "/rtc.sock", /*io_threads=*/0);
+    batched.start(nullptr);
+    pumping.start(&full_rtc.server);
+    rpc_only.connect();
+    full.connect();
+    full_rtc.connect();
     rpc::Incoming incoming;
     std::function<void()> paths[kPaths] = {
         [&] { raw.round_trip(step_frame); },
         [&] { rpc_only.round_trip(batch, incoming); },
         [&] { full.round_trip(batch, incoming); },
-        [&] { full_spin.round_trip(batch, incoming); },
+        [&] { full_rtc.round_trip(batch, incoming); },
     };
     for (auto& path : paths) run_for(slice / 4, path);  // warm-up: page faults, buffers, caches
 
@@ -284,7 +308,9 @@ int main(int argc, char** argv) {
     }
     double us[kPaths];
     for (int k = 0; k < kPaths; ++k) us[k] = 1e6 * seconds[k] / static_cast<double>(counts[k]);
-    std::printf("%5u %6zu %6zu %8.2f %8.2f %10.2f %15.2f %8.2f %13.2f %18.2f\n", envs,
+    batched.stop();
+    pumping.stop();
+    std::printf("%5u %6zu %6zu %8.2f %8.2f %10.2f %13.2f %8.2f %13.2f %17.2f\n", envs,
                 step_frame.size(), reply_bytes, us[0], us[1], us[2], us[3], us[1] / us[0],
                 us[2] / us[0], us[3] / us[0]);
   }

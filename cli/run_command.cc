@@ -173,7 +173,18 @@ int run_command(const Args& args) {
   engine::MetricsLog metrics(dir->metrics_path());
 
   rpc::ServerOptions server_options;
+  server_options.io_threads = cfg.inference.io_threads;
   rpc::Server server(learner, server_options);
+  if (cfg.inference.io_threads == 0) {
+    learner.set_io_pump([&server](std::chrono::nanoseconds max_wait) { server.run_for(max_wait); },
+                        [&server] { server.wake(); });
+  }
+  // Whatever happens from here on, the learner's threads (which may pump the
+  // server's sockets) stop before the server is destroyed.
+  struct StopLearnerFirst {
+    engine::Learner& learner;
+    ~StopLearnerFirst() { learner.stop(); }
+  } stop_learner_first{learner};
   const std::string address = server.listen(listen_address(cfg, *dir)).to_string();
   server.start();
   learner.start();

@@ -55,6 +55,7 @@ struct InferenceConfig {
   int max_batch = 64;        // envs per forward pass
   int deadline_us = 1000;    // a batch runs when its oldest request is this old
   int idle_spin_us = 0;      // the inference thread polls this long for work before it sleeps
+  int io_threads = 0;        // socket threads; 0 = the inference thread does the socket work itself
   std::string device = "auto";  // "auto" | "cpu" | "cuda"
 };
 

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -101,7 +102,11 @@ class InferenceBatcher {
       }
     }
     std::unique_lock<std::mutex> lock(mu_);
-    arrived_.wait(lock, [&] { return closed_ || count_ > 0; });
+    if (pump_) {
+      while (!closed_ && count_ == 0) pump_for(lock, kIdlePump);
+    } else {
+      arrived_.wait(lock, [&] { return closed_ || count_ > 0; });
+    }
     if (count_ == 0) return false;
     while (true) {
       const size_t fit = requests_that_fit();
@@ -109,10 +114,27 @@ class InferenceBatcher {
       if (cannot_grow(fit)) return take(fit, out, &BatcherStats::full_batches);
       if (closed_) return take(fit, out, &BatcherStats::drained_batches);
       const Clock::time_point deadline = ring_[head_].submitted + deadline_;
-      if (clock_.now() >= deadline) return take(fit, out, &BatcherStats::deadline_batches);
-      const uint64_t seen = submitted_;
-      clock_.wait_until(lock, arrived_, deadline, [&] { return closed_ || submitted_ != seen; });
+      const Clock::time_point now = clock_.now();
+      if (now >= deadline) return take(fit, out, &BatcherStats::deadline_batches);
+      if (pump_) {
+        pump_for(lock, deadline - now);
+      } else {
+        const uint64_t seen = submitted_;
+        clock_.wait_until(lock, arrived_, deadline, [&] { return closed_ || submitted_ != seen; });
+      }
     }
+  }
+
+  // Run-to-completion: instead of sleeping until a request arrives, the
+  // thread calling next_batch runs `pump`, which does the io work that
+  // submits requests (e.g. rpc::Server::run_for) for at most the given time.
+  // `wake` makes a waiting pump return (close() calls it). Set before the
+  // first next_batch; requests may then also be submitted from inside pump.
+  using Pump = std::function<void(std::chrono::nanoseconds max_wait)>;
+  void set_pump(Pump pump, std::function<void()> wake) {
+    std::lock_guard<std::mutex> guard(mu_);
+    pump_ = std::move(pump);
+    wake_ = std::move(wake);
   }
 
   // Like next_batch() but never blocks: returns false when no batch is ready
@@ -132,11 +154,14 @@ class InferenceBatcher {
 
   // Refuses further requests and wakes next_batch(). Idempotent.
   void close() {
+    std::function<void()> wake;
     {
       std::lock_guard<std::mutex> guard(mu_);
       closed_ = true;
+      wake = wake_;
     }
     arrived_.notify_all();
+    if (wake) wake();
   }
 
   // Requests waiting for a batch.
@@ -162,6 +187,18 @@ class InferenceBatcher {
 
   // How many requests from the front make the next batch: as many as fit in
   // max_batch envs, and at least one.
+  // Longest a pump waits with nothing queued before close() is looked at again
+  // (close() also wakes it).
+  static constexpr std::chrono::milliseconds kIdlePump{100};
+
+  // Runs the pump without mu_: it submits requests, which takes mu_.
+  void pump_for(std::unique_lock<std::mutex>& lock, Clock::duration max_wait) {
+    Pump pump = pump_;
+    lock.unlock();
+    pump(std::chrono::duration_cast<std::chrono::nanoseconds>(max_wait));
+    lock.lock();
+  }
+
   size_t requests_that_fit() const {
     size_t n = 1;
     int envs = ring_[head_].envs;
@@ -223,6 +260,8 @@ class InferenceBatcher {
   uint64_t submitted_ = 0;           // guarded by mu_; total ever submitted
   bool closed_ = false;              // guarded by mu_
   BatcherStats stats_;               // guarded by mu_
+  Pump pump_;                        // guarded by mu_; set once before use
+  std::function<void()> wake_;       // guarded by mu_
 };
 
 }  // namespace moonseed::engine

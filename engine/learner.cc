@@ -272,6 +272,11 @@ Learner::Learner(const ExperimentConfig& config, std::string run_id) : spec_(spe
 
 Learner::~Learner() { stop(); }
 
+void Learner::set_io_pump(std::function<void(std::chrono::nanoseconds)> pump, std::function<void()> wake) {
+  if (impl_->started) throw std::logic_error("Learner::set_io_pump must come before start()");
+  impl_->batcher.set_pump(std::move(pump), std::move(wake));
+}
+
 Counters Learner::restore(const std::string& checkpoint_path) {
   if (impl_->started) throw std::logic_error("Learner::restore must come before start()");
   Counters c = load_checkpoint(checkpoint_path, *impl_->model, *impl_->optimizer);

@@ -13,8 +13,10 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -55,6 +57,11 @@ class Learner : public rpc::ActorService {
   Learner& operator=(const Learner&) = delete;
 
   const envs::EnvSpec& env_spec() const { return spec_; }
+
+  // Run-to-completion (inference.io_threads = 0): the inference thread calls
+  // `pump` to do the socket work that feeds it instead of sleeping, and
+  // `wake` interrupts a waiting pump. Only before start().
+  void set_io_pump(std::function<void(std::chrono::nanoseconds)> pump, std::function<void()> wake);
 
   // Loads model, optimizer and counters. Only before start().
   Counters restore(const std::string& checkpoint_path);

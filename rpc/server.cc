@@ -69,8 +69,8 @@ class Server::Impl final : public detail::SessionHost {
         work_(io_.get_executor()),
         accept_strand_(asio::make_strand(io_)),
         gate_(std::make_shared<detail::SendGate>()) {
-    if (options_.io_threads < 1) {
-      throw std::invalid_argument("ServerOptions.io_threads must be >= 1, got " +
+    if (options_.io_threads < 0) {
+      throw std::invalid_argument("ServerOptions.io_threads must be >= 0, got " +
                                   std::to_string(options_.io_threads));
     }
   }
@@ -96,12 +96,28 @@ class Server::Impl final : public detail::SessionHost {
   }
 
   void start() {
-    if (!threads_.empty()) throw std::logic_error("Server::start called twice");
+    if (started_) throw std::logic_error("Server::start called twice");
     if (stop_requested_) throw std::logic_error("Server::start after stop()");
+    started_ = true;
     for (int i = 0; i < options_.io_threads; ++i) {
       threads_.emplace_back([this] { run_io(); });
     }
   }
+
+  void run_for(std::chrono::nanoseconds max_wait) {
+    if (io_.stopped()) {
+      // Shut down: nothing will ever be ready. Wait like a pump would.
+      std::this_thread::sleep_for(max_wait);
+      return;
+    }
+    try {
+      if (io_.run_one_for(max_wait) > 0) io_.poll();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "moonseed rpc: io pump caught: %s\n", e.what());
+    }
+  }
+
+  void wake() { asio::post(io_, [] {}); }
 
   void stop() {
     if (stop_requested_.exchange(true)) return;
@@ -256,6 +272,7 @@ class Server::Impl final : public detail::SessionHost {
   std::vector<std::unique_ptr<TcpAcceptor>> tcp_acceptors_;
   std::vector<std::string> unix_paths_;  // socket files to remove at stop()
   std::vector<std::thread> threads_;
+  bool started_ = false;  // owner thread only
   std::atomic<bool> stop_requested_{false};
 
   std::mutex sessions_mutex_;
@@ -276,5 +293,9 @@ Address Server::listen(std::string_view address) { return impl_->listen(require_
 void Server::start() { impl_->start(); }
 
 void Server::stop() { impl_->stop(); }
+
+void Server::run_for(std::chrono::nanoseconds max_wait) { impl_->run_for(max_wait); }
+
+void Server::wake() { impl_->wake(); }
 
 }  // namespace moonseed::rpc

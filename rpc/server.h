@@ -41,6 +41,9 @@ namespace moonseed::rpc {
 
 struct ServerOptions {
   FrameLimits limits;  // limits.max_frame_bytes bounds every frame read from an actor
+  // Threads that run the sockets. 0: none; the owner pumps them with
+  // run_for() from a thread of its own (run-to-completion, e.g. the
+  // learner's inference thread), which saves a thread hop per message.
   int io_threads = 1;
   // How long a closing connection may take to flush its Bye before it is cut.
   std::chrono::milliseconds close_grace{1000};
@@ -61,6 +64,12 @@ class Server {
 
   // Runs the io threads. Connections are accepted from here on.
   void start();
+
+  // With io_threads = 0: runs ready socket work, waiting at most `max_wait`
+  // for some to arrive. Any one thread at a time; safe alongside stop().
+  void run_for(std::chrono::nanoseconds max_wait);
+  // Makes a run_for() that is waiting return soon. Any thread.
+  void wake();
 
   // Stops accepting, sends Bye{"learner stopping"} to every connection, closes
   // them (on_disconnect for each connected actor), joins the io threads.

@@ -176,6 +176,9 @@ std::vector<FieldSchema> build_schema() {
       integer(MOONSEED_FIELD(inference.idle_spin_us), 0, 1000000, kRestart,
               "the inference thread polls this long for a request before it sleeps (microseconds); "
               "saves a wake-up per round trip at the cost of a busy core"),
+      integer(MOONSEED_FIELD(inference.io_threads), 0, 64, kRestart,
+              "threads that read and write actor sockets; 0 = the inference thread does it "
+              "between batches (one thread hop less per step)"),
       string(MOONSEED_FIELD(inference.device), {"auto", "cpu", "cuda"}, kRestart,
              "inference and training device; auto = cuda when available"),
 
@@ -213,7 +216,7 @@ std::vector<FieldSchema> build_schema() {
                           lr_decay_frames] = c.optimizer;
   [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, local_actors, transport, listen] =
       c.topology;
-  [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, device] = c.inference;
+  [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device] = c.inference;
   [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;
   [[maybe_unused]] auto& [frames, seconds, return_mean] = c.stop;
   [[maybe_unused]] auto& [interval_s, progress] = c.log;

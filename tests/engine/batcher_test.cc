@@ -29,6 +29,64 @@ std::vector<std::string> names(const std::vector<Request>& batch) {
   return out;
 }
 
+TEST(InferenceBatcher, APumpedBatcherRunsThePumpInsteadOfSleepingAndTakesWhatItSubmits) {
+  ManualClock clock;
+  InferenceBatcher<Request> batcher(2, microseconds(1000), clock);
+  int pumps = 0;
+  batcher.set_pump(
+      [&](std::chrono::nanoseconds) {
+        ++pumps;
+        batcher.submit(req(pumps == 1 ? "a" : "b"), 1);  // as socket handlers would
+      },
+      [] {});
+  std::vector<Request> batch;
+  ASSERT_TRUE(batcher.next_batch(batch));
+  EXPECT_EQ(names(batch), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(pumps, 2);
+  EXPECT_EQ(clock.sleeps(), 0);
+}
+
+TEST(InferenceBatcher, APumpedBatcherPumpsUntilTheDeadlineThenRunsAPartialBatch) {
+  ManualClock clock;
+  InferenceBatcher<Request> batcher(8, microseconds(1000), clock);
+  std::vector<std::chrono::nanoseconds> waits;
+  batcher.set_pump(
+      [&](std::chrono::nanoseconds max_wait) {
+        waits.push_back(max_wait);
+        if (waits.size() == 1) {
+          batcher.submit(req("a"), 1);
+        } else {
+          clock.advance(max_wait);  // nothing arrived while the pump waited
+        }
+      },
+      [] {});
+  std::vector<Request> batch;
+  ASSERT_TRUE(batcher.next_batch(batch));
+  EXPECT_EQ(names(batch), (std::vector<std::string>{"a"}));
+  ASSERT_EQ(waits.size(), 2u);
+  EXPECT_EQ(waits[1], std::chrono::microseconds(1000));  // exactly the time left to the deadline
+  EXPECT_EQ(batcher.stats().deadline_batches, 1);
+}
+
+TEST(InferenceBatcher, CloseWakesAPumpAndAnEmptyPumpedBatcherReturnsFalse) {
+  ManualClock clock;
+  InferenceBatcher<Request> batcher(8, microseconds(1000), clock);
+  std::atomic<int> wakes{0};
+  std::atomic<bool> in_pump{false};
+  batcher.set_pump(
+      [&](std::chrono::nanoseconds) {
+        in_pump = true;
+        while (wakes.load() == 0) std::this_thread::yield();
+      },
+      [&] { ++wakes; });
+  std::vector<Request> batch;
+  std::thread inference([&] { EXPECT_FALSE(batcher.next_batch(batch)); });
+  while (!in_pump) std::this_thread::yield();
+  batcher.close();
+  inference.join();
+  EXPECT_EQ(wakes.load(), 1);
+}
+
 TEST(InferenceBatcher, ALoneRequestIsNotReturnedBeforeItsDeadline) {
   ManualClock clock;
   InferenceBatcher<Request> batcher(8, microseconds(1000), clock);

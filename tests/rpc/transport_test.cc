@@ -1,6 +1,7 @@
 // Server and Client over real sockets: Unix and TCP loopback.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -322,6 +323,28 @@ TEST_P(ServerClient, StopSendsByeToEveryConnectedClient) {
   EXPECT_TRUE(std::holds_alternative<Closed>(first.receive(seconds(10))));
   EXPECT_EQ(service_.wait_for_disconnect(first_id), "learner stopping");
   EXPECT_EQ(service_.wait_for_disconnect(second_id), "learner stopping");
+}
+
+TEST_P(ServerClient, WithNoIoThreadsTheOwnersPumpServesActorsAndStopStillSaysBye) {
+  ServerOptions options;
+  options.io_threads = 0;
+  start_server(options);
+  std::atomic<bool> pumping{true};
+  std::thread pump([&] {
+    while (pumping) server_->run_for(std::chrono::milliseconds(10));
+  });
+  auto [client, actor_id] = connect_actor();
+  const StepBatch batch = testing::sample_step_batch(7, 4, 16);
+  client.send(batch);
+  ActionBatch reply = expect_incoming<ActionBatch>(client.receive(seconds(10)));
+  EXPECT_EQ(reply.seq, 7u);
+  EXPECT_EQ(reply.actions, testing::echo_reply(batch).actions);
+
+  server_->stop();  // while the owner still pumps
+  EXPECT_EQ(expect_incoming<Bye>(client.receive(seconds(10))).reason, "learner stopping");
+  EXPECT_EQ(service_.wait_for_disconnect(actor_id), "learner stopping");
+  pumping = false;
+  pump.join();
 }
 
 TEST_P(ServerClient, LinkKeptPastTheServersDestructionDropsItsSends) {

@@ -42,6 +42,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.inference.max_batch = 128;
   c.inference.deadline_us = 250;
   c.inference.idle_spin_us = 20;
+  c.inference.io_threads = 2;
   c.inference.device = "cpu";
   c.learner.batch = 8;
   c.learner.unroll = 40;
