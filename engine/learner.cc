@@ -88,7 +88,7 @@ struct Learner::Impl {
   bool started = false;
   bool stopped = false;
 
-  std::mutex actors_mu;
+  mutable std::mutex actors_mu;
   std::vector<bool> actor_connected;         // GUARDED_BY(actors_mu)
   std::vector<uint64_t> actor_connections;   // GUARDED_BY(actors_mu)
 
@@ -331,7 +331,7 @@ LearnerStats Learner::stats() const {
                                                 static_cast<double>(s.inference_batches)
                                           : 0.0;
   {
-    std::lock_guard<std::mutex> lock(const_cast<Impl&>(m).actors_mu);
+    std::lock_guard<std::mutex> lock(m.actors_mu);
     s.actors_connected = static_cast<int>(std::count(m.actor_connected.begin(), m.actor_connected.end(), true));
   }
   return s;
