@@ -1,6 +1,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
@@ -21,6 +22,8 @@ const char* kHelp =
     "\n"
     "If the learner goes away the actor reconnects with backoff for at most\n"
     "--reconnect-for seconds (default 60), then exits with code 3.\n"
+    "The auth token defaults to $MOONSEED_AUTH_TOKEN; a learner started with that\n"
+    "variable refuses actors without the same token.\n"
     "Exit codes: 0 the learner said bye or SIGINT/SIGTERM, 3 unreachable, 4 refused.\n";
 
 std::atomic<bool> g_stop{false};
@@ -52,6 +55,9 @@ int actor_command(const Args& args) {
       std::cerr << "moonseed actor: unknown argument '" << args[i] << "'\n\n" << kHelp;
       return 2;
     }
+  }
+  if (options.auth_token.empty()) {
+    if (const char* token = std::getenv("MOONSEED_AUTH_TOKEN")) options.auth_token = token;
   }
   if (options.address.empty()) {
     std::cerr << "moonseed actor: --connect ADDRESS is required\n\n" << kHelp;

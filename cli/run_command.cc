@@ -45,6 +45,9 @@ const char* kHelp =
     "and actors/ (actor logs). SIGINT or SIGTERM saves a checkpoint and exits;\n"
     "--resume continues from the newest checkpoint of RUN_DIR.\n"
     "\n"
+    "With MOONSEED_AUTH_TOKEN set, actors must present the same token (local\n"
+    "actors inherit it; remote ones use the variable or --auth-token).\n"
+    "\n"
     "The run stops at the first of stop.frames, stop.seconds or stop.return_mean\n"
     "(mean return over the last 100 episodes, once 100 episodes have ended).\n";
 
@@ -162,6 +165,8 @@ int run_command(const Args& args) {
   warn_if_reference_blas();
   SignalWaiter signals;
   engine::Learner learner(cfg, dir->run_id());
+  // Local actors inherit the variable; remote ones are given it (or --auth-token).
+  if (const char* token = std::getenv("MOONSEED_AUTH_TOKEN")) learner.set_auth_token(token);
   engine::Counters start_counters;
   if (!run.resume_dir.empty()) {
     std::string ckpt = dir->newest_checkpoint();

@@ -46,6 +46,17 @@ uint64_t actor_seed(uint64_t run_seed, int actor_id, uint64_t connection) {
   return x & 0xFFFFFFFFull;  // numpy-style seeds are small non-negative integers
 }
 
+// Compares in time independent of where the first difference is, so a
+// remote peer cannot learn the token a byte at a time.
+bool tokens_match(const std::string& expected, const std::string& given) {
+  if (expected.empty()) return true;
+  unsigned char diff = expected.size() == given.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  }
+  return diff == 0;
+}
+
 }  // namespace
 
 struct Learner::Impl {
@@ -87,6 +98,8 @@ struct Learner::Impl {
   std::thread training_thread;
   bool started = false;
   bool stopped = false;
+
+  std::string auth_token;  // set before start(), then read-only
 
   mutable std::mutex actors_mu;
   std::vector<bool> actor_connected;         // GUARDED_BY(actors_mu)
@@ -277,6 +290,11 @@ void Learner::set_io_pump(std::function<void(std::chrono::nanoseconds)> pump, st
   impl_->batcher.set_pump(std::move(pump), std::move(wake));
 }
 
+void Learner::set_auth_token(std::string token) {
+  if (impl_->started) throw std::logic_error("Learner::set_auth_token must come before start()");
+  impl_->auth_token = std::move(token);
+}
+
 Counters Learner::restore(const std::string& checkpoint_path) {
   if (impl_->started) throw std::logic_error("Learner::restore must come before start()");
   Counters c = load_checkpoint(checkpoint_path, *impl_->model, *impl_->optimizer);
@@ -351,6 +369,10 @@ void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
 rpc::Admission Learner::on_hello(const rpc::Hello& hello) {
   Impl& m = *impl_;
   rpc::Admission admission;
+  if (!tokens_match(m.auth_token, hello.auth_token)) {
+    admission.reason = "wrong auth token (set MOONSEED_AUTH_TOKEN or --auth-token to the learner's)";
+    return admission;
+  }
   std::lock_guard<std::mutex> lock(m.actors_mu);
   const int actors = m.cfg.topology.actors;
   int id = -1;

@@ -63,6 +63,10 @@ class Learner : public rpc::ActorService {
   // `wake` interrupts a waiting pump. Only before start().
   void set_io_pump(std::function<void(std::chrono::nanoseconds)> pump, std::function<void()> wake);
 
+  // Actors must present this token in their Hello (empty: no check). Only
+  // before start().
+  void set_auth_token(std::string token);
+
   // Loads model, optimizer and counters. Only before start().
   Counters restore(const std::string& checkpoint_path);
   void start();
