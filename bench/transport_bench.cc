@@ -8,9 +8,11 @@
 //   moonseed: the real learner path: rpc::Client -> rpc::Server -> the
 //             engine's InferenceBatcher -> an inference thread running a
 //             trivial policy (action = obs[0] > 0) -> reply -> rpc::Client.
-//             max_batch is the message's env count, so a batch closes at once.
-// The two paths alternate in short slices so machine noise hits both alike.
-// Usage: transport_bench [total_seconds=2]
+//             max_batch is the message's env count, so a batch closes at once;
+//   moonseed-rtc: the same, but the server has no io thread: the inference
+//             thread runs the sockets while it waits (inference.io_threads = 0).
+// The paths alternate in short slices so machine noise hits them alike.
+// Usage: transport_bench [total_seconds=4]
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
