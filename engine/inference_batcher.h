@@ -193,9 +193,8 @@ class InferenceBatcher {
 
   // Runs the pump without mu_: it submits requests, which takes mu_.
   void pump_for(std::unique_lock<std::mutex>& lock, Clock::duration max_wait) {
-    Pump pump = pump_;
     lock.unlock();
-    pump(std::chrono::duration_cast<std::chrono::nanoseconds>(max_wait));
+    pump_(std::chrono::duration_cast<std::chrono::nanoseconds>(max_wait));
     lock.lock();
   }
 
@@ -260,7 +259,7 @@ class InferenceBatcher {
   uint64_t submitted_ = 0;           // guarded by mu_; total ever submitted
   bool closed_ = false;              // guarded by mu_
   BatcherStats stats_;               // guarded by mu_
-  Pump pump_;                        // guarded by mu_; set once before use
+  Pump pump_;                        // written by set_pump before the first next_batch, then read-only
   std::function<void()> wake_;       // guarded by mu_
 };
 

@@ -182,13 +182,7 @@ bool Session::try_write_now(const Message& message) {
   if (write_in_flight_ || !queued_.empty()) {
     // Behind what is pending, in call order: a later message of this thread
     // must never overtake this one through the direct path.
-    std::vector<uint8_t> frame;
-    if (!spare_.empty()) {
-      frame = std::move(spare_.back());
-      spare_.pop_back();
-    }
-    encode(message, frame);
-    queued_.push_back(std::move(frame));
+    queue_locked(message);
     if (!write_in_flight_) post_start_write();
     return true;
   }
@@ -230,6 +224,11 @@ void Session::allow_direct_writes(bool allow) {
 
 void Session::enqueue(const Message& message) {
   std::lock_guard<std::mutex> lock(write_mu_);
+  queue_locked(message);
+  if (!write_in_flight_) start_write_locked();
+}
+
+void Session::queue_locked(const Message& message) {
   std::vector<uint8_t> frame;
   if (!spare_.empty()) {
     frame = std::move(spare_.back());
@@ -237,7 +236,6 @@ void Session::enqueue(const Message& message) {
   }
   encode(message, frame);
   queued_.push_back(std::move(frame));
-  if (!write_in_flight_) start_write_locked();
 }
 
 void Session::start_write_locked() {

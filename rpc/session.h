@@ -97,6 +97,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   void deliver_from_service(Message& message);
 
   void enqueue(const Message& message);
+  void queue_locked(const Message& message);  // requires write_mu_; reuses a spare buffer
   void start_write_locked();  // requires write_mu_
   void on_written(const std::error_code& error);
   // Writes now when nothing is pending, else queues in call order. False
