@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/schedule.h"
+
 namespace moonseed::engine {
 
 struct EnvConfig {
@@ -97,6 +99,9 @@ struct ExperimentConfig {
   StopConfig stop;
   LogConfig log;
   CheckpointConfig checkpoint;
+  // Fields that follow a schedule (engine/schedule.h), sorted by path; empty =
+  // every field constant. Each such field also holds its value at x = 0.
+  std::vector<ScheduledField> schedules;
 };
 
 }  // namespace moonseed::engine

@@ -207,8 +207,9 @@ std::vector<FieldSchema> build_schema() {
 // engine/config.h stops this compiling until the schema above lists it and
 // the binding here is updated.
 [[maybe_unused]] void schema_lists_every_member(ExperimentConfig& c) {
+  // `schedules` is not a field: it belongs to the fields it schedules.
   [[maybe_unused]] auto& [name, algo, seed, runs_dir, env, model, vtrace, optimizer, topology, inference,
-                          learner, stop, log, checkpoint] = c;
+                          learner, stop, log, checkpoint, schedules] = c;
   [[maybe_unused]] auto& [env_id, env_options] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, shared_torso, init_log_std] = c.model;
   [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost] = c.vtrace;
@@ -312,6 +313,10 @@ std::string schema_markdown() {
       "`moonseed run SCRIPT optimizer.lr=3e-4 topology.actors=4` overrides fields by path\n"
       "(`env.options.NAME=VALUE` sets one env option; lists are written `64,64`).\n"
       "\n"
+      "Fields of type `number` and reload class `hot` also take a schedule, e.g.\n"
+      "`lr = ms.linear { from = 1e-3, to = 0, frames = 5e6 }` or a Lua function of progress:\n"
+      "see [Schedules](lua-api.md#schedules). The default below is then the value at frame 0.\n"
+      "\n"
       "Reload class: what a running experiment does when a reloaded script changes the field.\n"
       "`hot`: applied at the next training step; `boundary`: applied by actors at the next\n"
       "unroll boundary; `restart`: the reload is refused, naming the field.\n"
@@ -330,7 +335,11 @@ std::vector<std::string> changed_fields(const engine::ExperimentConfig& a,
                                         const engine::ExperimentConfig& b) {
   std::vector<std::string> changed;
   for (const FieldSchema& f : config_schema()) {
-    if (f.get(a) != f.get(b)) changed.push_back(f.path);
+    const engine::Schedule* schedule_a = engine::find_schedule(a, f.path);
+    const engine::Schedule* schedule_b = engine::find_schedule(b, f.path);
+    const bool same_schedule =
+        schedule_a == nullptr ? schedule_b == nullptr : schedule_b != nullptr && *schedule_a == *schedule_b;
+    if (f.get(a) != f.get(b) || !same_schedule) changed.push_back(f.path);
   }
   return changed;
 }

@@ -64,7 +64,8 @@ std::string did_you_mean(const std::string& unknown_path);
 const char* type_name(FieldType type);
 const char* reload_name(ReloadClass reload);
 
-// Paths of the fields whose values differ (what a hot reload diffs).
+// Paths of the fields whose values differ (what a hot reload diffs), including
+// fields whose schedule (engine/schedule.h) differs or is given or removed.
 std::vector<std::string> changed_fields(const engine::ExperimentConfig& a,
                                         const engine::ExperimentConfig& b);
 

@@ -40,6 +40,13 @@ const EmbeddedLuaModule* find_embedded_lua_module(const char* name) {
   return nullptr;
 }
 
+const EmbeddedLuaModule* find_embedded_lua_file(const char* path) {
+  for (const EmbeddedLuaModule& m : kModules) {
+    if (std::strcmp(m.chunk_name + 1, path) == 0) return &m;
+  }
+  return nullptr;
+}
+
 }  // namespace moonseed::scripts
 ")
 # Only touch the output when it changed, so an unrelated rebuild recompiles nothing.

@@ -18,5 +18,8 @@ struct EmbeddedLuaModule {
 
 // nullptr when no embedded module has that name.
 const EmbeddedLuaModule* find_embedded_lua_module(const char* name);
+// The module a path names, as the engine shows it: its chunk name without the
+// "@" ("[moonseed]/moonseed/init.lua"); nullptr when none.
+const EmbeddedLuaModule* find_embedded_lua_file(const char* path);
 
 }  // namespace moonseed::scripts

@@ -2,15 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <tuple>
 
 #include "envs/env.h"
+#include "scripts/config_schedules.h"
 #include "scripts/config_schema.h"
 #include "scripts/config_values.h"
 #include "scripts/lua_api.h"
 #include "scripts/lua_state.h"
+#include "scripts/sha256.h"
 #include "scripts/source_locator.h"
 
 namespace moonseed::scripts {
@@ -31,6 +34,7 @@ struct Assigned {
   FieldValue value;
   std::string file;
   int line = 0;
+  std::optional<engine::Schedule> schedule = std::nullopt;  // set when the value is a schedule's value at x = 0
 };
 
 int absolute(lua_State* L, int index) {
@@ -75,6 +79,14 @@ class ScriptReader {
     Place place{script, locator_.returned_constructor(script), 0};
     if (place.anchor) place.line = locator_.line_of(*place.anchor);
     return place;
+  }
+
+  // Line where `key` of the table at `place` was written; the table's line
+  // when the text does not show it.
+  int line_of_key(const Place& place, const std::string& key) {
+    if (!place.anchor) return place.line;
+    const std::optional<SourceLocator::KeyPlace> key_place = locator_.find_key(*place.anchor, key);
+    return key_place ? key_place->line : place.line;
   }
 
   void read_section(int index, const std::string& section, const Place& place) {
@@ -131,6 +143,11 @@ class ScriptReader {
   void read_field(const FieldSchema& field, const Place& place) {
     std::optional<FieldValue> value;
     const int type = lua_type(L_, -1);
+    if (is_schedule_value(L_, -1) ||
+        (field.type == FieldType::kNumber && (type == LUA_TTABLE || type == LUA_TFUNCTION))) {
+      read_scheduled_field(field, place);
+      return;
+    }
     switch (field.type) {
       case FieldType::kNumber:
         if (type == LUA_TNUMBER) value = static_cast<double>(lua_tonumber(L_, -1));
@@ -167,6 +184,23 @@ class ScriptReader {
       return;
     }
     (*values_)[field.path] = Assigned{std::move(*value), place.file, place.line};
+  }
+
+  // Value at -1: a schedule (config_schedules.h) given to `field`.
+  void read_scheduled_field(const FieldSchema& field, Place place) {
+    const std::string refusal = schedule_refusal(field);
+    if (!refusal.empty()) return issue(place.file, place.line, field.path, refusal + ", got " + describe(L_, -1));
+    // A schedule built away from its key (a variable, a recipe): its helper knows the line.
+    if (!place.anchor) {
+      if (std::optional<Place> helper = helper_place(-1)) place = *helper;
+    }
+    ScheduleRead read = read_schedule(L_, -1, field);
+    if (!read.schedule) {
+      const bool own_place = !read.file.empty();
+      return issue(own_place ? read.file : place.file, own_place ? read.line : place.line, field.path, read.problem);
+    }
+    const double start = read.schedule->at(0);
+    (*values_)[field.path] = Assigned{start, place.file, place.line, std::move(read.schedule)};
   }
 
   // A number at `index` that must be an integer; nullopt after reporting.
@@ -348,6 +382,14 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
                ") exceeds envs_per_actor (" + std::to_string(config.topology.envs_per_actor) +
                "): every group needs at least one env");
   }
+  for (const engine::ScheduledField& s : config.schedules) {
+    if (s.schedule.axis == engine::Schedule::Axis::kProgress && config.stop.frames <= 0) {
+      const Assigned* a = assigned(values, s.path);
+      issues->push_back(ConfigIssue{a->file, a->line, s.path,
+                                    "follows a schedule over progress (frames / stop.frames), which needs "
+                                    "stop.frames > 0; stop.frames is " + std::to_string(config.stop.frames)});
+    }
+  }
   if (config.topology.local_actors > config.topology.actors) {
     report({"topology.local_actors", "topology.actors"},
            "local_actors (" + std::to_string(config.topology.local_actors) + ") exceeds actors (" +
@@ -397,7 +439,179 @@ std::string joined(const std::vector<ConfigIssue>& issues) {
 ConfigError::ConfigError(std::vector<ConfigIssue> issues)
     : std::runtime_error(joined(sorted(issues))), issues_(sorted(std::move(issues))) {}
 
+namespace {
+
+// One table of an experiment's extends chain: the script's or a recipe's.
+struct Layer {
+  int index;    // absolute stack index of the table, without its `extends`
+  Place place;  // where the table was written
+};
+
+// Pushes a shallow copy of the table at `index` without its `extends` key, so
+// the reader sees config fields only. Nested sections stay the same tables
+// (and keep the places their helpers recorded).
+void push_without_extends(lua_State* L, int index) {
+  lua_newtable(L);
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    if (lua_type(L, -2) == LUA_TSTRING && std::strcmp(lua_tostring(L, -2), "extends") == 0) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_pushvalue(L, -2);
+    lua_insert(L, -2);
+    lua_rawset(L, -4);
+  }
+}
+
+// require(name), leaving the recipe's table on the stack. Returns the file it
+// came from, or nullopt after reporting at file:line why it cannot be used.
+// An error raised while the recipe runs is a ScriptError, as in the script.
+std::optional<std::string> require_recipe(LuaState& lua, const std::string& name, const std::string& file,
+                                          int line, std::vector<ConfigIssue>* issues) {
+  lua_State* L = lua.get();
+  lua_getglobal(L, "require");
+  lua_pushlstring(L, name.data(), name.size());
+  if (pcall_with_traceback(L, 1, 1) != 0) {
+    const std::string message = lua_isstring(L, -1) ? lua_tostring(L, -1) : "(error object is not a string)";
+    lua_pop(L, 1);
+    // require's own wording (LuaJIT lib_package.c), then each loader's "no file ..." lines.
+    const std::string not_found = "module '" + name + "' not found:";
+    if (message.compare(0, not_found.size(), not_found) != 0) throw ScriptError(message);
+    const std::string tried = message.substr(not_found.size());
+    issues->push_back(ConfigIssue{file, line, "extends",
+                                  "recipe " + lua_quote(name) + " not found; tried:" +
+                                      tried.substr(0, tried.find("\nstack traceback:"))});
+    return std::nullopt;
+  }
+  if (!lua_istable(L, -1)) {
+    issues->push_back(ConfigIssue{file, line, "extends",
+                                  "recipe " + lua_quote(name) + " must return an experiment table, got " +
+                                      describe(L, -1)});
+    lua_pop(L, 1);
+    return std::nullopt;
+  }
+  const LoadedLuaFile* source = lua.module_file(name);
+  return source != nullptr ? source->path : "module " + name;
+}
+
+// The script's table (on top of the stack) and the recipes it extends, child
+// first, each pushed as a copy without `extends`. A problem with `extends`
+// itself is reported at its line and ends the chain there.
+std::vector<Layer> extends_chain(LuaState& lua, ScriptReader& reader, const std::string& script,
+                                 std::vector<ConfigIssue>* issues) {
+  lua_State* L = lua.get();
+  std::vector<Layer> layers;
+  std::vector<std::string> chain{script};
+  int table = lua_gettop(L);
+  std::string file = script;
+  for (;;) {
+    if (!lua_checkstack(L, 8)) throw std::runtime_error("extends chain too long: " + listing(chain));
+    const Place place = reader.root_place(table, file);
+    lua_pushliteral(L, "extends");
+    lua_rawget(L, table);
+    const int type = lua_type(L, -1);
+    const std::string base = type == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    const std::string got = describe(L, -1);
+    lua_pop(L, 1);
+    if (type == LUA_TNIL) {
+      lua_pushvalue(L, table);
+      layers.push_back(Layer{lua_gettop(L), place});
+      return layers;
+    }
+    push_without_extends(L, table);
+    layers.push_back(Layer{lua_gettop(L), place});
+
+    const int line = reader.line_of_key(place, "extends");
+    if (type != LUA_TSTRING) {
+      issues->push_back(ConfigIssue{
+          place.file, line, "extends",
+          "expected a string naming a recipe module like \"team.recipe\", got " + got});
+      return layers;
+    }
+    if (std::find(chain.begin() + 1, chain.end(), base) != chain.end()) {
+      std::string cycle;
+      for (const std::string& link : chain) cycle += link + " -> ";
+      issues->push_back(ConfigIssue{place.file, line, "extends", "cycle of recipes: " + cycle + base});
+      return layers;
+    }
+    chain.push_back(base);
+    const std::optional<std::string> base_file = require_recipe(lua, base, place.file, line, issues);
+    if (!base_file) return layers;
+    table = lua_gettop(L);
+    file = *base_file;
+  }
+}
+
+// Reads one layer over the values of the layers below it: a field it sets
+// replaces theirs, except number maps, which merge by key (its keys win; the
+// merged map is attributed to this layer).
+void read_layer(ScriptReader& reader, const Layer& layer, std::map<std::string, Assigned>* values) {
+  std::map<std::string, Assigned> earlier_maps;
+  for (auto it = values->begin(); it != values->end();) {
+    if (std::holds_alternative<NumberMap>(it->second.value)) {
+      earlier_maps.emplace(it->first, std::move(it->second));
+      it = values->erase(it);
+    } else {
+      ++it;
+    }
+  }
+  reader.read_section(layer.index, "", layer.place);
+  for (auto& [field_path, earlier] : earlier_maps) {
+    auto it = values->find(field_path);
+    if (it == values->end()) {
+      values->emplace(field_path, std::move(earlier));
+      continue;
+    }
+    NumberMap* merged = std::get_if<NumberMap>(&it->second.value);
+    if (merged == nullptr) continue;
+    for (const auto& entry : std::get<NumberMap>(earlier.value)) {
+      const bool overridden = std::any_of(merged->begin(), merged->end(),
+                                          [&](const auto& e) { return e.first == entry.first; });
+      if (!overridden) merged->push_back(entry);
+    }
+    std::sort(merged->begin(), merged->end());
+  }
+}
+
+// Every file the state compiled, each path once, in load order, with its digest.
+std::vector<ScriptSource> sources_of(const LuaState& lua) {
+  std::vector<ScriptSource> sources;
+  for (const LoadedLuaFile& f : lua.loaded_files()) {
+    const bool seen = std::any_of(sources.begin(), sources.end(),
+                                  [&](const ScriptSource& s) { return s.path == f.path; });
+    if (!seen) sources.push_back(ScriptSource{f.path, sha256_hex(f.text), f.text, f.embedded});
+  }
+  return sources;
+}
+
+}  // namespace
+
 engine::ExperimentConfig load_experiment(const std::string& path,
+                                         const std::vector<std::string>& overrides) {
+  return load_experiment_sources(path, overrides).config;
+}
+
+std::string sources_manifest(const std::vector<ScriptSource>& sources) {
+  std::string out;
+  for (const ScriptSource& s : sources) {
+    std::string name;
+    bool escaped = false;
+    for (char c : s.path) {
+      const char* escape = c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : nullptr;
+      escaped = escaped || escape != nullptr;
+      if (escape != nullptr) {
+        name += escape;
+      } else {
+        name += c;
+      }
+    }
+    out += (escaped ? "\\" : "") + s.sha256 + "  " + name + "\n";
+  }
+  return out;
+}
+
+LoadedExperiment load_experiment_sources(const std::string& path,
                                          const std::vector<std::string>& overrides) {
   LuaState lua(Sandbox::kOn);
   lua.set_search_path(default_search_path(path));
@@ -414,7 +628,9 @@ engine::ExperimentConfig load_experiment(const std::string& path,
   std::vector<ConfigIssue> issues;
   std::map<std::string, Assigned> values;
   ScriptReader reader(L, &issues, &values);
-  reader.read_section(-1, "", reader.root_place(-1, path));
+  const std::vector<Layer> layers = extends_chain(lua, reader, path, &issues);
+  // Deepest base first, so each child's values replace its base's.
+  for (auto layer = layers.rbegin(); layer != layers.rend(); ++layer) read_layer(reader, *layer, &values);
   for (const std::string& o : overrides) apply_override(o, &values, &issues);
 
   engine::ExperimentConfig config;
@@ -423,13 +639,14 @@ engine::ExperimentConfig load_experiment(const std::string& path,
     const std::string problem = check_value(field, a.value);
     if (problem.empty()) {
       field.set(config, a.value);
+      if (a.schedule) config.schedules.push_back(engine::ScheduledField{field_path, *a.schedule});  // sorted: map order
     } else {
       issues.push_back(ConfigIssue{a.file, a.line, field_path, problem});
     }
   }
   if (issues.empty()) check_cross_field(config, path, values, &issues);
   if (!issues.empty()) throw ConfigError(std::move(issues));
-  return config;
+  return LoadedExperiment{std::move(config), sources_of(lua)};
 }
 
 std::string to_lua(const engine::ExperimentConfig& config) {
@@ -439,14 +656,14 @@ std::string to_lua(const engine::ExperimentConfig& config) {
       "return {\n";
   for (const std::string& name : names_in("")) {
     if (const FieldSchema* f = find_field(name)) {
-      out += "  " + name + " = " + lua_literal(f->get(config)) + ",\n";
+      out += "  " + name + " = " + field_literal(*f, config) + ",\n";
       continue;
     }
     out += "  " + name + " = {\n";
     for (const std::string& leaf : names_in(name)) {
       const FieldSchema* f = find_field(name + "." + leaf);
       if (f == nullptr) throw std::logic_error("to_lua: sections nest one level at most: " + name + "." + leaf);
-      out += "    " + leaf + " = " + lua_literal(f->get(config)) + ",\n";
+      out += "    " + leaf + " = " + field_literal(*f, config) + ",\n";
     }
     out += "  },\n";
   }

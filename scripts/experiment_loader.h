@@ -7,10 +7,33 @@
 // directory, ./recipes, $MOONSEED_PATH, then the engine's Lua library; the
 // moonseed API (lua_api.h) is open.
 //
-// Resolution: defaults (engine/config.h) <- the script's table <- overrides
-// ("optimizer.lr=3e-4", typed by the schema; "env.options.NAME=VALUE" sets one
-// env option). Then cross-field rules: the env id exists and accepts its
-// options; groups_per_actor <= envs_per_actor.
+// Resolution: defaults (engine/config.h) <- the recipes the script extends,
+// deepest base first <- the script's table <- overrides ("optimizer.lr=3e-4",
+// typed by the schema; "env.options.NAME=VALUE" sets one env option). Then
+// cross-field rules: the env id exists and accepts its options;
+// groups_per_actor <= envs_per_actor.
+//
+// Recipes (docs/recipes.md): a top-level `extends = "team.recipe"` names a
+// module, found by `require` on the search path above; it returns an
+// experiment table, which may extend another. Merge is deep, the child wins:
+// each field the child sets replaces the base's, a section set in part keeps
+// the base's other fields, lists (model.hidden) are replaced whole, number maps
+// (env.options) merge by key. Every value keeps the file:line where it was
+// written, in the script or in the recipe. `extends` that is not a string, a
+// recipe that cannot be found (the message lists the files tried), a recipe
+// that returns no table and a cycle (the chain is named) are ConfigErrors at
+// the `extends` line; an error raised while a recipe runs is a ScriptError.
+//
+// Provenance: load_experiment_sources also returns every Lua file the config
+// came from (the script, recipes, modules it required, the engine's embedded
+// library files), with the exact bytes and their SHA-256, which a run
+// directory keeps so the run can be reproduced from it alone.
+//
+// Schedules (scripts/config_schedules.h, docs/lua-api.md "Schedules"): a hot
+// number field may take a schedule table or a Lua function of progress
+// (sampled here, at load time); the field holds the value at x = 0 and
+// config.schedules records the schedule. An override is a number and replaces
+// the field's schedule.
 //
 // Failures: a script that does not load or raises an error -> ScriptError
 // (Lua's file:line and a traceback). Any invalid field -> ConfigError listing
@@ -50,8 +73,31 @@ class ConfigError : public std::runtime_error {
   std::vector<ConfigIssue> issues_;
 };
 
+struct ScriptSource {
+  std::string path;    // as opened; embedded library files as "[moonseed]/moonseed/x.lua"
+  std::string sha256;  // lowercase hex of the exact bytes
+  std::string text;
+  bool embedded = false;
+};
+
+struct LoadedExperiment {
+  engine::ExperimentConfig config;
+  std::vector<ScriptSource> sources;  // the script first, then every Lua file it loaded
+                                      // (require, extends), each once, in load order
+};
+
+LoadedExperiment load_experiment_sources(const std::string& path,
+                                         const std::vector<std::string>& overrides = {});
+
+// load_experiment_sources(path, overrides).config.
 engine::ExperimentConfig load_experiment(const std::string& path,
                                          const std::vector<std::string>& overrides = {});
+
+// "SHA256  PATH\n" per source, the format `sha256sum -c` reads. Paths are
+// written as given: to check copies, pass sources whose paths name the copies
+// (relative to the directory sha256sum runs in). A path holding a newline or
+// a backslash is escaped as sha256sum does (the line starts with '\').
+std::string sources_manifest(const std::vector<ScriptSource>& sources);
 
 // The resolved config as a plain Lua script listing every field, which
 // load_experiment reads back to an equal config (the run directory's config.lua).

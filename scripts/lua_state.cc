@@ -1,7 +1,9 @@
 #include "scripts/lua_state.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "scripts/embedded_lua.h"
@@ -11,12 +13,30 @@ namespace {
 
 // Registry key of the search path table (an array of directory strings).
 constexpr const char* kSearchPathKey = "moonseed.search_path";
+// Registry key of a light userdata: the state's std::vector<LoadedLuaFile>.
+constexpr const char* kLoadedFilesKey = "moonseed.loaded_files";
 
-bool readable(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return false;
+enum class ReadResult { kRead, kCannotOpen, kCannotRead };
+
+// The whole file as bytes: what is compiled is exactly what is recorded.
+ReadResult read_file(const std::string& path, std::string* text) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return ReadResult::kCannotOpen;
+  text->clear();
+  char buffer[8192];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) text->append(buffer, n);
+  const bool failed = std::ferror(f) != 0;  // e.g. a directory
   std::fclose(f);
-  return true;
+  return failed ? ReadResult::kCannotRead : ReadResult::kRead;
+}
+
+void record_loaded_file(lua_State* L, LoadedLuaFile file) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kLoadedFilesKey);
+  auto* files = static_cast<std::vector<LoadedLuaFile>*>(lua_touserdata(L, -1));
+  lua_pop(L, 1);
+  if (files == nullptr) throw std::logic_error("LuaState: no loaded-files list in the registry");
+  files->push_back(std::move(file));
 }
 
 // Sandboxed states load text chunks only; LuaJIT does not verify bytecode.
@@ -43,15 +63,21 @@ int search_path_loader(lua_State* L) {
     if (!dir.empty() && dir.back() != '/') dir += '/';
     for (const char* suffix : {".lua", "/init.lua"}) {
       const std::string candidate = dir + relative + suffix;
-      if (!readable(candidate)) {
+      std::string text;
+      const ReadResult read = read_file(candidate, &text);
+      if (read == ReadResult::kCannotOpen) {
         tried += "\n\tno file '" + candidate + "'";
         continue;
       }
-      if (luaL_loadfilex(L, candidate.c_str(), chunk_mode(L)) != 0) {
-        return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s",
-                          lua_tostring(L, 1), candidate.c_str(), lua_tostring(L, -1));
+      const std::string chunk_name = "@" + candidate;
+      if (read == ReadResult::kCannotRead) {
+        lua_pushfstring(L, "cannot read %s", candidate.c_str());
+      } else if (luaL_loadbufferx(L, text.data(), text.size(), chunk_name.c_str(), chunk_mode(L)) == 0) {
+        record_loaded_file(L, LoadedLuaFile{lua_tostring(L, 1), candidate, std::move(text), false});
+        return 1;
       }
-      return 1;
+      return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", lua_tostring(L, 1),
+                        candidate.c_str(), lua_tostring(L, -1));
     }
   }
   lua_pushstring(L, tried.c_str());
@@ -69,8 +95,13 @@ int embedded_loader(lua_State* L) {
   if (luaL_loadbuffer(L, module->source, module->size, module->chunk_name) != 0) {
     return luaL_error(L, "error loading embedded module '%s':\n\t%s", name, lua_tostring(L, -1));
   }
+  // chunk_name is "@[moonseed]/..."; the path shown to users has no "@".
+  record_loaded_file(L, LoadedLuaFile{name, module->chunk_name + 1,
+                                      std::string(module->source, module->size), true});
   return 1;
 }
+
+}  // namespace
 
 int traceback_handler(lua_State* L) {
   const char* message = lua_tostring(L, 1);
@@ -85,6 +116,8 @@ int traceback_handler(lua_State* L) {
   return 1;
 }
 
+namespace {
+
 // package.loaders becomes: preload, search path, embedded library, and (sandbox
 // off) Lua's own path and C loaders.
 void install_loaders(lua_State* L, bool sandboxed) {
@@ -98,9 +131,9 @@ void install_loaders(lua_State* L, bool sandboxed) {
   lua_rawgeti(L, old_loaders, 1);  // preload
   lua_rawseti(L, loaders, ++n);
   lua_pushboolean(L, sandboxed);
-  lua_pushcclosure(L, search_path_loader, 1);
+  lua_pushcclosure(L, cpp_function<search_path_loader>, 1);
   lua_rawseti(L, loaders, ++n);
-  lua_pushcfunction(L, embedded_loader);
+  lua_pushcfunction(L, cpp_function<embedded_loader>);
   lua_rawseti(L, loaders, ++n);
   if (!sandboxed) {
     const int old_count = static_cast<int>(lua_objlen(L, old_loaders));
@@ -130,6 +163,8 @@ LuaState::LuaState(Sandbox sandbox) : sandbox_(sandbox) {
   L_ = luaL_newstate();
   if (L_ == nullptr) throw std::runtime_error("LuaJIT could not create a state (out of memory)");
   luaL_openlibs(L_);
+  lua_pushlightuserdata(L_, &loaded_files_);
+  lua_setfield(L_, LUA_REGISTRYINDEX, kLoadedFilesKey);
   install_loaders(L_, sandbox == Sandbox::kOn);
   set_search_path({});
   if (sandbox == Sandbox::kOn) {
@@ -157,11 +192,17 @@ void LuaState::set_search_path(const std::vector<std::string>& dirs) {
 int LuaState::run_file(const std::string& path, const std::vector<std::string>& args) {
   const int base = lua_gettop(L_);
   const char* mode = sandbox_ == Sandbox::kOn ? "t" : nullptr;
-  if (luaL_loadfilex(L_, path.c_str(), mode) != 0) {
+  std::string text;
+  const ReadResult read = read_file(path, &text);
+  if (read == ReadResult::kCannotOpen) throw ScriptError("cannot open " + path + ": " + std::strerror(errno));
+  if (read == ReadResult::kCannotRead) throw ScriptError("cannot read " + path);
+  const std::string chunk_name = "@" + path;
+  if (luaL_loadbufferx(L_, text.data(), text.size(), chunk_name.c_str(), mode) != 0) {
     std::string message = lua_tostring(L_, -1);
     lua_settop(L_, base);
     throw ScriptError(message);
   }
+  loaded_files_.push_back(LoadedLuaFile{"", path, std::move(text), false});
   for (const std::string& a : args) lua_pushlstring(L_, a.data(), a.size());
   if (pcall_with_traceback(L_, static_cast<int>(args.size()), LUA_MULTRET) != 0) {
     std::string message = lua_tostring(L_, -1);
@@ -169,6 +210,13 @@ int LuaState::run_file(const std::string& path, const std::vector<std::string>& 
     throw ScriptError(message);
   }
   return lua_gettop(L_) - base;
+}
+
+const LoadedLuaFile* LuaState::module_file(const std::string& module) const {
+  for (const LoadedLuaFile& f : loaded_files_) {
+    if (f.module == module) return &f;
+  }
+  return nullptr;
 }
 
 std::vector<std::string> default_search_path(const std::string& script_path) {

@@ -11,6 +11,11 @@
 //      an install alike;
 //   4. sandbox off only: Lua's standard package.path / package.cpath loaders.
 //
+// Provenance: the state keeps the exact bytes of every Lua file it compiles
+// through run_file() and steps 2 and 3 (loaded_files()), so a run can record
+// what its config came from (experiment_loader.h). Files read by dofile,
+// loadfile or io.open are not recorded.
+//
 // Sandbox (experiment scripts and recipes): a recipe must not change the
 // machine by accident. os.execute/exit/remove/rename/tmpname, io.popen,
 // io.tmpfile, package.loadlib, the C module loaders and the `ffi` module are
@@ -42,6 +47,14 @@ class ScriptError : public std::runtime_error {
 
 enum class Sandbox { kOff, kOn };
 
+// A Lua file a state compiled.
+struct LoadedLuaFile {
+  std::string module;  // the name `require` was given; "" for a file run by run_file
+  std::string path;    // as opened; embedded library files as "[moonseed]/moonseed/x.lua"
+  std::string text;    // the exact bytes compiled
+  bool embedded = false;
+};
+
 class LuaState {
  public:
   // Throws std::runtime_error when LuaJIT cannot allocate a state.
@@ -62,10 +75,20 @@ class LuaState {
   // results on the stack and returns how many there are. Throws ScriptError.
   int run_file(const std::string& path, const std::vector<std::string>& args = {});
 
+  // Every file compiled so far, in load order. `require` compiles a module
+  // once; a file run twice, or found under two module names, appears twice.
+  const std::vector<LoadedLuaFile>& loaded_files() const { return loaded_files_; }
+  // The file `require` compiled for `module`; nullptr when it came from no
+  // file (package.preload) or was never required.
+  const LoadedLuaFile* module_file(const std::string& module) const;
+
  private:
   lua_State* L_ = nullptr;
   Sandbox sandbox_;
   std::vector<std::string> search_path_;
+  // Appended to by run_file and by the loaders, which find it through the
+  // registry (so the object never moves: LuaState is not copyable or movable).
+  std::vector<LoadedLuaFile> loaded_files_;
 };
 
 // The script's directory, "recipes", then $MOONSEED_PATH entries (empty
@@ -75,6 +98,10 @@ std::vector<std::string> default_search_path(const std::string& script_path);
 // lua_pcall with a message handler that appends a traceback to the error
 // message. Returns lua_pcall's status; on error the message is on the stack.
 int pcall_with_traceback(lua_State* L, int nargs, int nresults);
+
+// That message handler, for callers with their own pcall: the error (or its
+// __tostring) followed by a traceback.
+int traceback_handler(lua_State* L);
 
 // Wraps a lua_CFunction written in C++: a std::exception escaping `F` becomes
 // a Lua error carrying what(), raised after every C++ local of F is destroyed.

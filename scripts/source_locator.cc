@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "scripts/embedded_lua.h"
+
 namespace moonseed::scripts {
 namespace {
 
@@ -161,12 +163,19 @@ std::vector<SourceLocator::Token> SourceLocator::tokenize(const std::string& sou
 const SourceLocator::File* SourceLocator::file(const std::string& path) {
   auto it = files_.find(path);
   if (it != files_.end()) return &it->second;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return nullptr;
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text;
+  if (const EmbeddedLuaModule* embedded = find_embedded_lua_file(path.c_str())) {
+    // A recipe of the engine's library: its text is in the binary, not on disk.
+    text.assign(embedded->source, embedded->size);
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return nullptr;
+    std::ostringstream read;
+    read << in.rdbuf();
+    text = read.str();
+  }
   File f;
-  f.tokens = tokenize(text.str());
+  f.tokens = tokenize(text);
   f.match.assign(f.tokens.size(), f.tokens.size());
   std::vector<size_t> open;
   for (size_t i = 0; i < f.tokens.size(); ++i) {

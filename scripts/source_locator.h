@@ -64,7 +64,8 @@ class SourceLocator {
     std::vector<Token> tokens;
     std::vector<size_t> match;  // for `{` tokens: index of the matching `}` (or size())
   };
-  // nullptr when the file cannot be read.
+  // nullptr when the file cannot be read. Paths of the engine's embedded
+  // library ("[moonseed]/moonseed/x.lua") read the text built into the binary.
   const File* file(const std::string& path);
 
   std::map<std::string, File> files_;

@@ -9,22 +9,15 @@
 #include "scripts/config_schema.h"
 #include "scripts/lua_state.h"
 #include "tests/scripts/all_fields_config.h"
+#include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
 
 namespace moonseed::scripts {
 namespace {
 
 using testing::TempDir;
+using testing::issues_of;
 
-// The issues load_experiment reports for a script (empty when it loads).
-std::vector<ConfigIssue> issues_of(const std::string& path, const std::vector<std::string>& overrides = {}) {
-  try {
-    load_experiment(path, overrides);
-  } catch (const ConfigError& e) {
-    return e.issues();
-  }
-  return {};
-}
 
 const char* const kHeader = "local ms = require 'moonseed'\n";
 

@@ -187,6 +187,55 @@ TEST(Require, NamesTheFilesItTriedWhenAModuleIsMissing) {
   EXPECT_NE(error.find("no file '" + dir.path() + "/no_such_module.lua'"), std::string::npos) << error;
 }
 
+TEST(LoadedFiles, RecordTheScriptThenEachRequiredModuleWithTheExactBytes) {
+  TempDir dir;
+  const std::string module_text = "-- crlf line\r\nreturn { width = 64 }\n";
+  const std::string module = dir.write("helpers/shapes.lua", module_text);
+  const std::string script_text = "local ms = require 'moonseed'\nrequire 'helpers.shapes'\nrequire 'helpers.shapes'\n";
+  const std::string path = dir.write("main.lua", script_text);
+  LuaState lua(Sandbox::kOn);
+  lua.set_search_path(default_search_path(path));
+  open_moonseed_api(lua.get());
+  lua.run_file(path);
+  const std::vector<LoadedLuaFile>& files = lua.loaded_files();
+  ASSERT_GE(files.size(), 3u);
+  EXPECT_EQ(files[0].path, path);
+  EXPECT_EQ(files[0].module, "");
+  EXPECT_EQ(files[0].text, script_text);
+  EXPECT_EQ(files[1].path, "[moonseed]/moonseed/init.lua");
+  EXPECT_EQ(files[1].module, "moonseed");
+  EXPECT_TRUE(files[1].embedded);
+  EXPECT_EQ(files.back().path, module) << "required twice, compiled once";
+  EXPECT_EQ(files.back().text, module_text);
+  EXPECT_FALSE(files.back().embedded);
+}
+
+TEST(LoadedFiles, ModuleFileNamesTheFileARequireCameFromAndNothingForPreload) {
+  TempDir dir;
+  const std::string module = dir.write("team/base.lua", "return {}\n");
+  const std::string path = dir.write("main.lua", "require 'team.base'\nrequire 'moonseed.core'\n");
+  LuaState lua(Sandbox::kOn);
+  lua.set_search_path(default_search_path(path));
+  open_moonseed_api(lua.get());
+  lua.run_file(path);
+  ASSERT_NE(lua.module_file("team.base"), nullptr);
+  EXPECT_EQ(lua.module_file("team.base")->path, module);
+  EXPECT_EQ(lua.module_file("moonseed.core"), nullptr);
+  EXPECT_EQ(lua.module_file("never.required"), nullptr);
+}
+
+TEST(LuaState, RunFileOfAMissingFileIsAScriptErrorNamingIt) {
+  TempDir dir;
+  LuaState lua(Sandbox::kOn);
+  try {
+    lua.run_file(dir.path() + "/missing.lua");
+    FAIL() << "ran a missing file";
+  } catch (const ScriptError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot open " + dir.path() + "/missing.lua: No such file or directory");
+  }
+  EXPECT_TRUE(lua.loaded_files().empty());
+}
+
 TEST(DefaultSearchPath, ListsTheScriptDirectoryRecipesThenMoonseedPathEntries) {
   ScopedMoonseedPath env("/a:/b/c::");
   EXPECT_EQ(default_search_path("exp/x.lua"), (std::vector<std::string>{"exp", "recipes", "/a", "/b/c"}));

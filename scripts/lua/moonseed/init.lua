@@ -12,14 +12,18 @@
 -- uses the recorded file:line to point its errors at the script. A plain
 -- `return { ... }` works too; the helpers just make the errors more precise.
 --
+-- Schedules of hot numeric fields: ms.constant, ms.linear, ms.cosine, ms.step,
+-- ms.piecewise (moonseed/schedule.lua), or any function of progress.
+--
 -- The native API (`moonseed.core`) is re-exported: ms.env.make, ms.env.ids,
 -- ms.vtrace.targets, ms.load_experiment.
 
 local core = require "moonseed.core"
+local schedule = require "moonseed.schedule"
 
 local ms = { core = core, env = core.env, load_experiment = core.load_experiment }
 
--- table -> { source = "@file", line = n, kind = "experiment" | "mlp" | "vtrace" }.
+-- table -> { source = "@file", line = n, kind = "experiment" | "mlp" | "vtrace" | "linear" | ... }.
 -- Weak keys: recording where a table was written never keeps it alive.
 local origins = setmetatable({}, { __mode = "k" })
 
@@ -74,5 +78,19 @@ ms.vtrace = setmetatable({ targets = core.vtrace.targets }, {
     return t
   end,
 })
+
+-- optimizer = { lr = ms.linear { from = 1e-3, to = 0, frames = 5e6 } }, and
+-- ms.constant, ms.cosine, ms.step, ms.piecewise: each returns a schedule table
+-- (moonseed/schedule.lua) recorded at the caller's line, so the engine's
+-- errors about it (a value out of the field's range, ...) point there.
+for _, kind in ipairs { "constant", "linear", "cosine", "step", "piecewise" } do
+  local build = schedule[kind]
+  ms[kind] = function(args)
+    local ok, result = pcall(build, args)
+    if not ok then error(("ms.%s: %s"):format(kind, tostring(result)), 2) end
+    tag(kind, result)
+    return result
+  end
+end
 
 return ms
