@@ -19,6 +19,7 @@ const char* kUsage =
     "  run --resume RUN_DIR        continue a run from its newest checkpoint\n"
     "  actor --connect ADDRESS     an actor process for a learner (local or remote)\n"
     "  script FILE.lua [ARGS...]   run a Lua file with the engine's Lua API loaded\n"
+    "  repl [FILE.lua...]          an interactive LuaJIT console with the engine's Lua API\n"
     "\n"
     "`moonseed COMMAND --help` tells more about one command.\n";
 
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     if (command == "run") return moonseed::cli::run_command(args);
     if (command == "actor") return moonseed::cli::actor_command(args);
     if (command == "script") return moonseed::cli::script_command(args);
+    if (command == "repl") return moonseed::cli::repl_command(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "moonseed %s: %s\n", command.c_str(), e.what());
     return 1;
