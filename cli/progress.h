@@ -14,6 +14,7 @@ class Progress {
   void update(double elapsed_s, const engine::LearnerStats& s, double fps, int actors_expected);
   // Ends an in-place line so later output starts on a fresh line.
   void finish();
+  void set_enabled(bool enabled) { enabled_ = enabled; }
 
  private:
   bool enabled_;

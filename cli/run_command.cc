@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -19,12 +20,16 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/hot_reload.h"
+#include "cli/run_control.h"
 #include "cli/local_actors.h"
 #include "cli/progress.h"
 #include "engine/config.h"
 #include "engine/learner.h"
 #include "engine/metrics_log.h"
 #include "engine/run_directory.h"
+#include "engine/schedule.h"
+#include "rpc/control_socket.h"
 #include "rpc/server.h"
 #include "scripts/experiment_loader.h"
 
@@ -32,8 +37,8 @@ namespace moonseed::cli {
 namespace {
 
 const char* kHelp =
-    "usage: moonseed run SCRIPT.lua [key=value...] [--quiet]\n"
-    "       moonseed run --resume RUN_DIR [key=value...] [--quiet]\n"
+    "usage: moonseed run SCRIPT.lua [key=value...] [--quiet] [--no-watch]\n"
+    "       moonseed run --resume RUN_DIR [key=value...] [--quiet] [--no-watch]\n"
     "\n"
     "Trains the experiment the script declares: a learner in this process and\n"
     "topology.actors local actor processes over a Unix socket (or TCP when\n"
@@ -44,6 +49,14 @@ const char* kHelp =
     "resolved config), metrics.jsonl (one JSON object per log tick), checkpoints/\n"
     "and actors/ (actor logs). SIGINT or SIGTERM saves a checkpoint and exits;\n"
     "--resume continues from the newest checkpoint of RUN_DIR.\n"
+    "\n"
+    "Hot reload: saving the script (or a recipe it extends) while the run trains\n"
+    "applies it within a second. Hot fields (learning rate, loss coefficients,\n"
+    "stop, log, checkpoint cadence) change at the next training step; a change to a\n"
+    "restart-only field (model, topology, batch sizes, optimizer kind...) is\n"
+    "refused, naming the field, and the run goes on unchanged; a script with an\n"
+    "error changes nothing. Each reload is printed and logged in metrics.jsonl.\n"
+    "With --resume the run directory's config.lua is watched. --no-watch turns it off.\n"
     "\n"
     "With MOONSEED_AUTH_TOKEN set, actors must present the same token (local\n"
     "actors inherit it; remote ones use the variable or --auth-token).\n"
@@ -56,6 +69,7 @@ struct RunArgs {
   std::string resume_dir;
   std::vector<std::string> overrides;
   bool quiet = false;
+  bool watch = true;
 };
 
 RunArgs parse(const Args& args) {
@@ -67,6 +81,8 @@ RunArgs parse(const Args& args) {
       out.resume_dir = args[++i];
     } else if (a == "--quiet") {
       out.quiet = true;
+    } else if (a == "--no-watch") {
+      out.watch = false;
     } else if (a.find('=') != std::string::npos && a.rfind("--", 0) != 0) {
       out.overrides.push_back(a);
     } else if (a.rfind("--", 0) == 0) {
@@ -114,11 +130,15 @@ class SignalWaiter {
     if (fd_ < 0) throw std::runtime_error("signalfd failed");
   }
   ~SignalWaiter() { ::close(fd_); }
-  // Waits up to `seconds`; returns the signal number, or 0 on timeout.
-  int wait(double seconds) {
-    pollfd p{fd_, POLLIN, 0};
+  // Waits up to `seconds`, serving the control socket meanwhile; returns the
+  // signal number, or 0 on timeout or after serving a request.
+  int wait(double seconds, rpc::ControlServer& control, const rpc::ControlServer::Handler& handle) {
+    std::vector<pollfd> fds = {pollfd{fd_, POLLIN, 0}};
+    control.add_poll_fds(fds);
     int ms = static_cast<int>(std::max(0.0, seconds) * 1000);
-    if (::poll(&p, 1, ms) <= 0) return 0;
+    if (::poll(fds.data(), fds.size(), ms) <= 0) return 0;
+    control.serve(fds, handle);
+    if (!(fds[0].revents & POLLIN)) return 0;
     signalfd_siginfo info{};
     if (::read(fd_, &info, sizeof info) != sizeof info) return 0;
     return static_cast<int>(info.ssi_signo);
@@ -139,6 +159,28 @@ void warn_if_reference_blas() {
   }
 }
 
+// RUN_DIR/sources/: a copy of every Lua file the experiment was loaded from
+// (the script, recipes, modules; the engine's own library too), SHA256SUMS
+// over the copies (`cd sources && sha256sum -c SHA256SUMS`), and ORIGINS
+// saying where each copy came from. With config.lua, enough to see exactly
+// what a run was made of.
+void save_sources(const engine::RunDirectory& dir, const std::vector<scripts::ScriptSource>& sources) {
+  std::filesystem::create_directories(dir.path() + "/sources");
+  std::vector<scripts::ScriptSource> copies;
+  std::string origins;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    scripts::ScriptSource copy = sources[i];
+    char prefix[24];
+    std::snprintf(prefix, sizeof prefix, "%02zu-", i);
+    copy.path = prefix + std::filesystem::path(sources[i].path).filename().string();
+    dir.write_file_atomic("sources/" + copy.path, copy.text);
+    origins += copy.path + "\t" + sources[i].path + (sources[i].embedded ? "\t(embedded in moonseed)" : "") + "\n";
+    copies.push_back(std::move(copy));
+  }
+  dir.write_file_atomic("sources/SHA256SUMS", scripts::sources_manifest(copies));
+  dir.write_file_atomic("sources/ORIGINS", origins);
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -152,13 +194,13 @@ int run_command(const Args& args) {
   }
   RunArgs run = parse(args);
   std::optional<engine::RunDirectory> dir;
-  engine::ExperimentConfig cfg;
-  if (!run.resume_dir.empty()) {
-    dir = engine::RunDirectory::open(run.resume_dir);
-    cfg = scripts::load_experiment(dir->config_path(), run.overrides);
-  } else {
-    cfg = scripts::load_experiment(run.script, run.overrides);
+  const std::string loaded_from = run.resume_dir.empty() ? run.script : run.resume_dir + "/config.lua";
+  if (!run.resume_dir.empty()) dir = engine::RunDirectory::open(run.resume_dir);
+  scripts::LoadedExperiment loaded = scripts::load_experiment_sources(loaded_from, run.overrides);
+  engine::ExperimentConfig cfg = loaded.config;
+  if (!dir) {
     dir = engine::RunDirectory::create(cfg.runs_dir, cfg.name);
+    save_sources(*dir, loaded.sources);
   }
   dir->write_file_atomic("config.lua", scripts::to_lua(cfg));
 
@@ -210,25 +252,57 @@ int run_command(const Args& args) {
             << "moonseed: " << cfg.env.id << ", " << cfg.topology.actors << " actors x "
             << cfg.topology.envs_per_actor << " envs, learner on " << address << "\n";
 
+  HotReload reload(loaded_from, run.overrides, watched_files(loaded.sources), learner, *dir, metrics);
+  constexpr double kWatchPeriod = 0.25;
+  double next_watch = now_s() + kWatchPeriod;
+
   Progress progress(!run.quiet && cfg.log.progress);
   const double t0 = now_s() - start_counters.elapsed_s;
+  std::string stop_reason;
+  // `moonseed ctl` / `attach` find the socket through control.address (a deep
+  // run directory puts it in /tmp, as the learner's socket).
+  std::string control_path = dir->path() + "/control.sock";
+  if (control_path.size() > 100) control_path = "/tmp/moonseed-" + std::to_string(::getpid()) + "-control.sock";
+  rpc::ControlServer control(control_path);
+  dir->write_file_atomic("control.address", "unix:" + control_path + "\n");
+  RunControl run_control(RunContext{learner, cfg, reload, *dir, progress, [&] { return now_s() - t0; }, stop_reason});
+  uint64_t seen_version = 0;
   double next_tick = now_s() + cfg.log.interval_s;
   double next_checkpoint = cfg.checkpoint.interval_s > 0 ? now_s() + cfg.checkpoint.interval_s : 1e300;
   int64_t last_frames = start_counters.frames;
   double last_tick = now_s();
-  std::string stop_reason;
   bool metrics_ok = true;
 
   while (stop_reason.empty()) {
-    int sig = signals.wait(next_tick - now_s());
+    const double wake_at = run.watch ? std::min(next_tick, next_watch) : next_tick;
+    const double old_checkpoint_interval = cfg.checkpoint.interval_s;
+    int sig = signals.wait(wake_at - now_s(), control, [&](const std::string& line) { return run_control.handle(line); });
     if (sig) {
       stop_reason = sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)";
       break;
     }
-    const double now = now_s();
+    if (!stop_reason.empty()) break;  // `stop` from the control socket
+    double now = now_s();
+    if (run.watch && now >= next_watch) {
+      next_watch = now + kWatchPeriod;
+      reload.poll(cfg, now - t0, progress);
+      now = now_s();
+    }
+    if (reload.config_version() != seen_version) {
+      // A reload or a control `set` replaced cfg: the control loop's own fields.
+      seen_version = reload.config_version();
+      progress.set_enabled(!run.quiet && cfg.log.progress);
+      next_tick = std::min(next_tick, now + cfg.log.interval_s);
+      if (cfg.checkpoint.interval_s != old_checkpoint_interval) {
+        next_checkpoint = cfg.checkpoint.interval_s > 0 ? now + cfg.checkpoint.interval_s : 1e300;
+      }
+    }
     if (now < next_tick) continue;
-    next_tick = now + cfg.log.interval_s;
     engine::LearnerStats s = learner.stats();
+    // Scheduled control-loop fields (stop, log, checkpoint) at the current frame count.
+    engine::ExperimentConfig live = cfg;
+    if (!live.schedules.empty()) engine::apply_schedules(live, static_cast<double>(s.frames));
+    next_tick = now + std::max(0.05, live.log.interval_s);
     const double elapsed = now - t0;
     const double fps = (s.frames - last_frames) / std::max(1e-9, now - last_tick);
     last_frames = s.frames;
@@ -244,7 +318,8 @@ int run_command(const Args& args) {
         .add("mean_rho", s.mean_rho).add("learning_rate", s.learning_rate)
         .add("policy_lag", s.policy_lag).add("actors", s.actors_connected)
         .add("actor_restarts", actors.restarts()).add("queue", s.queue_size)
-        .add("inference_batch_envs", s.mean_batch_envs);
+        .add("inference_batch_envs", s.mean_batch_envs).add("entropy_cost", s.entropy_cost)
+        .add("config_version", static_cast<double>(s.applied_config_version));
     const bool written = metrics.append(row);
     if (!written && metrics_ok) {
       std::cerr << "\nmoonseed: cannot write " << dir->metrics_path() << " (disk full?); training goes on\n";
@@ -252,16 +327,17 @@ int run_command(const Args& args) {
     metrics_ok = written;
     progress.update(elapsed, s, fps, cfg.topology.actors);
 
-    if (cfg.stop.frames > 0 && s.frames >= cfg.stop.frames) {
-      stop_reason = "reached stop.frames = " + std::to_string(cfg.stop.frames);
-    } else if (cfg.stop.seconds > 0 && elapsed >= cfg.stop.seconds) {
-      stop_reason = "reached stop.seconds = " + format_number(cfg.stop.seconds);
-    } else if (cfg.stop.return_mean != 0 && s.episodes >= 100 && s.return_mean >= cfg.stop.return_mean) {
+    const engine::StopConfig& stop = live.stop;
+    if (stop.frames > 0 && s.frames >= stop.frames) {
+      stop_reason = "reached stop.frames = " + std::to_string(stop.frames);
+    } else if (stop.seconds > 0 && elapsed >= stop.seconds) {
+      stop_reason = "reached stop.seconds = " + format_number(stop.seconds);
+    } else if (stop.return_mean != 0 && s.episodes >= 100 && s.return_mean >= stop.return_mean) {
       stop_reason = "return_mean " + format_number(s.return_mean) + " >= stop.return_mean = " +
-                    format_number(cfg.stop.return_mean);
+                    format_number(stop.return_mean);
     }
     if (stop_reason.empty() && now >= next_checkpoint) {
-      next_checkpoint = now + cfg.checkpoint.interval_s;
+      next_checkpoint = now + std::max(1.0, live.checkpoint.interval_s);
       try {
         learner.save_checkpoint(dir->checkpoint_path(s.optimizer_steps), elapsed);
         dir->prune_checkpoints(cfg.checkpoint.keep);

@@ -1,6 +1,7 @@
 #include "engine/learner.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -15,6 +16,7 @@
 #include "engine/inference_batcher.h"
 #include "engine/optimizer.h"
 #include "engine/prefetcher.h"
+#include "engine/schedule.h"
 #include "engine/unroll_store.h"
 #include "engine/vtrace_loss.h"
 #include "envs/env.h"
@@ -62,6 +64,7 @@ bool tokens_match(const std::string& expected, const std::string& given) {
 struct Learner::Impl {
   Impl(const ExperimentConfig& config, std::string id, const envs::EnvSpec& env_spec)
       : cfg(config),
+        train_cfg(config),
         run_id(std::move(id)),
         spec(env_spec),
         device(models::choose_device(config.inference.device)),
@@ -73,12 +76,14 @@ struct Learner::Impl {
               UnrollPool::create(UnrollShape::from_spec(env_spec, config.learner.unroll),
                                  config.learner.queue_capacity)),
         actor_connected(config.topology.actors, false),
-        actor_connections(config.topology.actors, 0) {
+        actor_connections(config.topology.actors, 0),
+        actor_links(config.topology.actors) {
     model->to(device);
     optimizer = make_optimizer(cfg.optimizer, model->parameters());
   }
 
   const ExperimentConfig cfg;
+  ExperimentConfig train_cfg;  // training thread only: cfg with the newest hot fields
   const std::string run_id;
   const envs::EnvSpec spec;
   const torch::Device device;
@@ -104,6 +109,25 @@ struct Learner::Impl {
   mutable std::mutex actors_mu;
   std::vector<bool> actor_connected;         // GUARDED_BY(actors_mu)
   std::vector<uint64_t> actor_connections;   // GUARDED_BY(actors_mu)
+  std::vector<std::weak_ptr<rpc::ActorLink>> actor_links;  // GUARDED_BY(actors_mu)
+
+  // Hot reload: set_hot_config -> the training thread, at its next step.
+  std::mutex hot_mu;
+  std::optional<ExperimentConfig> pending_hot;  // GUARDED_BY(hot_mu)
+  std::atomic<bool> hot_pending{false};
+  std::atomic<uint64_t> config_version{0};
+  std::atomic<uint64_t> applied_config_version{0};
+  void take_hot_config();
+
+  // Pause (set_paused): the training thread waits between steps.
+  mutable std::mutex pause_mu;
+  std::condition_variable pause_cv;
+  bool paused = false;    // GUARDED_BY(pause_mu)
+  bool stopping = false;  // GUARDED_BY(pause_mu)
+  void wait_while_paused() {
+    std::unique_lock<std::mutex> lock(pause_mu);
+    pause_cv.wait(lock, [&] { return !paused || stopping; });
+  }
 
   std::atomic<int64_t> frames{0};
   std::atomic<int64_t> episodes{0};
@@ -151,7 +175,7 @@ void Learner::Impl::inference_loop() {
         if (!(b.flags[i] & rpc::kFirst)) ++stepped;
         // May block when the FIFO is full: that holds every actor back.
         UnrollPtr done = store.observe(static_cast<int>(r.slot_begin + i), dst + i * obs_bytes,
-                                       b.rewards[i], b.flags[i]);
+                                       b.rewards[i], b.flags[i], b.config_version);
         if (done) unrolls.push(std::move(done));
       }
       dst += b.observations.size();
@@ -227,18 +251,22 @@ void Learner::Impl::training_loop() {
   // each engine thread sets its own.
   at::set_num_threads(std::max(1, cfg.learner.torch_threads));
   std::vector<torch::Tensor> params = model->parameters();
-  const double base_lr = cfg.optimizer.lr;
   while (std::optional<UnrollBatch> batch = prefetcher->next()) {
+    wait_while_paused();
     std::lock_guard<std::mutex> train(train_mu);
-    double lr = base_lr;
-    if (cfg.optimizer.lr_decay_frames > 0) {
-      lr = base_lr * std::max(0.0, 1.0 - static_cast<double>(frames.load()) / cfg.optimizer.lr_decay_frames);
+    if (hot_pending.load(std::memory_order_acquire)) take_hot_config();
+    // Schedules were validated at load time (scripts/config_schedules.h).
+    if (!train_cfg.schedules.empty()) apply_schedules(train_cfg, static_cast<double>(frames.load()));
+    const OptimizerConfig& opt = train_cfg.optimizer;
+    double lr = opt.lr;
+    if (opt.lr_decay_frames > 0) {
+      lr *= std::max(0.0, 1.0 - static_cast<double>(frames.load()) / opt.lr_decay_frames);
     }
     set_learning_rate(*optimizer, lr);
-    LossTerms loss = vtrace_loss(model, *batch, cfg.vtrace);
+    LossTerms loss = vtrace_loss(model, *batch, train_cfg.vtrace);
     optimizer->zero_grad();
     loss.total.backward();
-    double grad_norm = clip_grad_norm(params, cfg.optimizer.max_grad_norm);
+    double grad_norm = clip_grad_norm(params, opt.max_grad_norm);
     if (!std::isfinite(grad_norm)) {
       // One bad batch must not poison the weights: drop it, say so once in a while.
       if (skipped_steps++ % 100 == 0) {
@@ -266,8 +294,24 @@ void Learner::Impl::training_loop() {
     last_step.grad_norm = grad_norm;
     last_step.mean_rho = loss.mean_rho;
     last_step.learning_rate = lr;
+    last_step.entropy_cost = train_cfg.vtrace.entropy_cost;
     last_step.policy_lag = lag;
   }
+}
+
+void Learner::Impl::take_hot_config() {
+  std::lock_guard<std::mutex> lock(hot_mu);
+  hot_pending.store(false, std::memory_order_relaxed);
+  if (!pending_hot) return;
+  // Only what the training step reads; the rest is restart-only or read by
+  // the control loop.
+  train_cfg.vtrace = pending_hot->vtrace;
+  train_cfg.optimizer.lr = pending_hot->optimizer.lr;
+  train_cfg.optimizer.max_grad_norm = pending_hot->optimizer.max_grad_norm;
+  train_cfg.optimizer.lr_decay_frames = pending_hot->optimizer.lr_decay_frames;
+  train_cfg.schedules = pending_hot->schedules;
+  pending_hot.reset();
+  applied_config_version.store(config_version.load());
 }
 
 Learner::Learner(const ExperimentConfig& config, std::string run_id) : spec_(spec_of(config.env)) {
@@ -317,11 +361,98 @@ void Learner::stop() {
   Impl& m = *impl_;
   if (!m.started || m.stopped) return;
   m.stopped = true;
+  {
+    std::lock_guard<std::mutex> lock(m.pause_mu);
+    m.stopping = true;
+  }
+  m.pause_cv.notify_all();
   m.batcher.close();
   m.unrolls.close();  // unblocks an inference thread held by backpressure
   if (m.inference_thread.joinable()) m.inference_thread.join();
   m.prefetcher->stop();
   if (m.training_thread.joinable()) m.training_thread.join();
+}
+
+void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.hot_mu);
+    if (version <= m.config_version.load()) {
+      throw std::invalid_argument("Learner::set_hot_config: version " + std::to_string(version) +
+                                  " is not newer than " + std::to_string(m.config_version.load()));
+    }
+    m.pending_hot = config;
+    m.config_version.store(version);
+    m.hot_pending.store(true, std::memory_order_release);
+  }
+  std::vector<std::shared_ptr<rpc::ActorLink>> links;
+  {
+    std::lock_guard<std::mutex> lock(m.actors_mu);
+    for (const auto& weak : m.actor_links) {
+      if (auto link = weak.lock()) links.push_back(std::move(link));
+    }
+  }
+  for (const auto& link : links) link->send_config(rpc::ConfigUpdate{version, {}});
+}
+
+void Learner::set_paused(bool paused) {
+  Impl& m = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(m.pause_mu);
+    m.paused = paused;
+  }
+  m.pause_cv.notify_all();
+}
+
+Evaluation Learner::evaluate(int episodes, uint64_t seed, bool greedy, int64_t max_steps) {
+  if (episodes < 1 || episodes > 10000) {
+    throw std::invalid_argument("evaluate: episodes must be in [1, 10000], got " + std::to_string(episodes));
+  }
+  Impl& m = *impl_;
+  const size_t n = static_cast<size_t>(episodes);
+  std::vector<std::unique_ptr<envs::Env>> env(n);
+  const bool uint8_obs = m.spec.observation.dtype == envs::DType::kUInt8;
+  std::vector<int64_t> shape = {episodes};
+  shape.insert(shape.end(), m.spec.observation.shape.begin(), m.spec.observation.shape.end());
+  torch::Tensor obs = torch::zeros(shape, uint8_obs ? torch::kUInt8 : torch::kFloat32);
+  const int64_t obs_bytes = m.spec.observation.byte_size();
+  auto* obs_data = static_cast<uint8_t*>(obs.data_ptr());
+  for (size_t i = 0; i < n; ++i) {
+    env[i] = envs::make_env(m.cfg.env.id, m.cfg.env.options);
+    env[i]->reset(seed + i, obs_data + static_cast<int64_t>(i) * obs_bytes);
+  }
+  Evaluation out;
+  out.returns.assign(n, 0.0);
+  out.lengths.assign(n, 0);
+  out.truncated.assign(n, false);
+  std::vector<bool> done(n, false);
+  size_t running = n;
+  const bool discrete = m.spec.action.kind == envs::SpaceKind::kDiscrete;
+  const int64_t action_bytes = m.spec.action.byte_size();
+  while (running > 0) {
+    torch::Tensor actions;
+    {
+      torch::NoGradGuard no_grad;
+      std::shared_lock<std::shared_mutex> weights(m.weights_mu);
+      models::PolicyOutput policy = m.model->forward(obs.to(m.device));
+      actions = greedy ? models::greedy(policy) : models::sample(policy).actions;
+    }
+    actions = actions.to(torch::kCPU).to(discrete ? torch::kInt32 : torch::kFloat32).contiguous();
+    const auto* action_data = static_cast<const uint8_t*>(actions.data_ptr());
+    for (size_t i = 0; i < n; ++i) {
+      if (done[i]) continue;
+      envs::StepResult r = env[i]->step(action_data + static_cast<int64_t>(i) * action_bytes,
+                                        obs_data + static_cast<int64_t>(i) * obs_bytes);
+      out.returns[i] += r.reward;
+      out.lengths[i] += 1;
+      if (r.terminated || r.truncated || out.lengths[i] >= max_steps) {
+        done[i] = true;
+        out.truncated[i] = !r.terminated;
+        --running;
+      }
+    }
+  }
+  return out;
 }
 
 LearnerStats Learner::stats() const {
@@ -340,6 +471,12 @@ LearnerStats Learner::stats() const {
     s.length_mean = mean(m.lengths);
   }
   s.frames = m.frames.load();
+  s.config_version = m.config_version.load();
+  s.applied_config_version = m.applied_config_version.load();
+  {
+    std::lock_guard<std::mutex> lock(m.pause_mu);
+    s.paused = m.paused;
+  }
   s.episodes = m.episodes.load();
   s.optimizer_steps = m.optimizer_steps.load();
   s.trained_frames = m.trained_frames.load();
@@ -408,11 +545,16 @@ rpc::Admission Learner::on_hello(const rpc::Hello& hello) {
   w.num_envs = static_cast<uint32_t>(m.cfg.topology.envs_per_actor);
   w.num_groups = static_cast<uint32_t>(m.cfg.topology.groups_per_actor);
   w.seed = actor_seed(m.cfg.seed, id, connection);
-  w.config_version = 0;
+  w.config_version = m.config_version.load();
   return admission;
 }
 
-void Learner::on_connect(std::shared_ptr<rpc::ActorLink> link) {}
+void Learner::on_connect(std::shared_ptr<rpc::ActorLink> link) {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.actors_mu);
+  const int32_t id = link->actor_id();
+  if (id >= 0 && id < m.cfg.topology.actors) m.actor_links[static_cast<size_t>(id)] = link;
+}
 
 void Learner::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) {
   Impl& m = *impl_;
@@ -446,7 +588,10 @@ void Learner::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBat
 void Learner::on_disconnect(int32_t actor_id, const std::string& reason) {
   Impl& m = *impl_;
   std::lock_guard<std::mutex> lock(m.actors_mu);
-  if (actor_id >= 0 && actor_id < m.cfg.topology.actors) m.actor_connected[actor_id] = false;
+  if (actor_id >= 0 && actor_id < m.cfg.topology.actors) {
+    m.actor_connected[actor_id] = false;
+    m.actor_links[static_cast<size_t>(actor_id)].reset();
+  }
 }
 
 }  // namespace moonseed::engine

@@ -45,6 +45,19 @@ struct LearnerStats {
   // Of the last training step:
   double loss_total = 0, loss_policy = 0, loss_baseline = 0, loss_entropy = 0;
   double grad_norm = 0, mean_rho = 0, learning_rate = 0, policy_lag = 0;
+  double entropy_cost = 0;
+  // Hot reload: the newest version given to set_hot_config, and the one the
+  // training thread has applied (they differ until its next step).
+  uint64_t config_version = 0;
+  uint64_t applied_config_version = 0;
+  bool paused = false;
+};
+
+// Episodes played by Learner::evaluate.
+struct Evaluation {
+  std::vector<double> returns;
+  std::vector<int64_t> lengths;
+  std::vector<bool> truncated;  // ended by a time limit (or max_steps), not a terminal state
 };
 
 class Learner : public rpc::ActorService {
@@ -73,6 +86,30 @@ class Learner : public rpc::ActorService {
   // Closes the queues, joins every thread. Idempotent. Actors still connected
   // get no more replies; the rpc server says Bye to them.
   void stop();
+
+  // Hot reload (docs/experiments-design.md): the training thread takes the hot
+  // fields of `config` at the top of its next step: vtrace.*, optimizer.lr,
+  // optimizer.max_grad_norm, optimizer.lr_decay_frames and the schedules
+  // (evaluated at every step against frames). Every other field must
+  // equal the running config's: the caller refuses reloads that change
+  // restart-only fields (scripts::changed_fields and the schema's reload
+  // classes). Connected actors, and actors that connect later, are sent a
+  // ConfigUpdate with `version`, which they stamp on their StepBatches.
+  // `version` must grow with each call. Thread-safe; any time after start().
+  void set_hot_config(const ExperimentConfig& config, uint64_t version);
+
+  // Pause: the training thread stops between two steps; the FIFO then fills
+  // and holds the actors back (the same backpressure as a slow learner), so
+  // acting stops soon after. Checkpoints and evaluate() still work. Thread-safe.
+  void set_paused(bool paused);
+
+  // Plays `episodes` episodes on fresh envs of the run's env (seeded seed,
+  // seed+1, ...) in the calling thread, all envs stepped together with one
+  // forward pass per step, with the newest weights: the most likely action
+  // when `greedy`, else sampled. An episode ends at termination, at the env's
+  // own time limit, or after `max_steps`. Thread-safe; inference and training
+  // go on meanwhile. Throws std::invalid_argument for episodes outside [1, 10000].
+  Evaluation evaluate(int episodes, uint64_t seed, bool greedy, int64_t max_steps = 100000);
 
   LearnerStats stats() const;
   // Writes a checkpoint between two training steps (waits for the current one).

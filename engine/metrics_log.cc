@@ -46,6 +46,11 @@ MetricsRow& MetricsRow::add(const std::string& key, const std::string& value) {
   return *this;
 }
 
+MetricsRow& MetricsRow::add_json(const std::string& key, std::string json) {
+  fields_.emplace_back(key, std::move(json));
+  return *this;
+}
+
 std::string MetricsRow::to_json() const {
   std::string out = "{";
   for (size_t i = 0; i < fields_.size(); ++i) {

@@ -17,6 +17,8 @@ class MetricsRow {
  public:
   MetricsRow& add(const std::string& key, double value);
   MetricsRow& add(const std::string& key, const std::string& value);
+  // `json` must already be valid JSON (an object, an array, ...).
+  MetricsRow& add_json(const std::string& key, std::string json);
   std::string to_json() const;
 
  private:

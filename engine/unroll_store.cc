@@ -80,6 +80,7 @@ std::unique_ptr<Unroll> UnrollPool::allocate() const {
   unroll->truncated.assign(steps, 0);
   unroll->valid.assign(steps, 0);
   unroll->policy_version.assign(steps, 0);
+  unroll->config_version.assign(steps, 0);
   return unroll;
 }
 
@@ -162,7 +163,8 @@ void UnrollStore::complete_step(int slot_id, Slot& s, float reward, uint8_t flag
   s.episode_length = 0;
 }
 
-UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8_t flags) {
+UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8_t flags,
+                               uint64_t config_version) {
   Slot& s = slot_at(slot, "observe");
   if (s.awaiting_action) {
     throw std::logic_error("UnrollStore::observe: slot " + std::to_string(slot) +
@@ -201,6 +203,7 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
   std::memcpy(u.observations.data() + ti * static_cast<size_t>(obs_bytes_), obs,
               static_cast<size_t>(obs_bytes_));
   u.valid[ti] = (flags & (rpc::kTerminated | rpc::kTruncated)) ? 0 : 1;
+  u.config_version[ti] = config_version;
   s.awaiting_action = true;
   if (t < T_) {
     s.t = t;
@@ -220,6 +223,7 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
   next->slot = slot;
   std::memcpy(next->observations.data(), obs, static_cast<size_t>(obs_bytes_));
   next->valid[0] = u.valid[ti];
+  next->config_version[0] = config_version;
   UnrollPtr done = std::move(s.unroll);
   s.unroll = std::move(next);
   s.t = 0;

@@ -69,6 +69,9 @@ struct Unroll {
   std::vector<uint8_t> truncated;       // T+1, 0/1
   std::vector<uint8_t> valid;           // T+1, 0/1
   std::vector<int64_t> policy_version;  // T+1
+  // T+1: the config version the actor stepped under when it sent x_t (the
+  // StepBatch's; hot reload, docs/experiments-design.md). Step T keeps x_T's.
+  std::vector<uint64_t> config_version;
 };
 
 class UnrollPool;
@@ -135,7 +138,9 @@ class UnrollStore {
   // Records x_t of `slot` (pool().shape().observation_bytes() bytes at `obs`)
   // and completes step t-1 with `reward` and `flags` (rpc::StepFlag bits).
   // Returns the completed unroll when x_t was its x_T, else an empty pointer.
-  UnrollPtr observe(int slot, const uint8_t* obs, float reward, uint8_t flags);
+  // `config_version` is the StepBatch's, recorded for step t.
+  UnrollPtr observe(int slot, const uint8_t* obs, float reward, uint8_t flags,
+                    uint64_t config_version = 0);
 
   // Records a_t (action_bytes() bytes at `action`), its behaviour log-prob and
   // the policy version it was chosen under, for the slot's latest observation.

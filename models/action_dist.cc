@@ -39,6 +39,12 @@ ActionSample sample(const PolicyOutput& out) {
   return s;
 }
 
+torch::Tensor greedy(const PolicyOutput& out) {
+  torch::NoGradGuard no_grad;
+  if (gaussian(out)) return out.logits_or_mean.to(torch::kFloat32);
+  return out.logits_or_mean.argmax(-1);
+}
+
 torch::Tensor log_prob(const PolicyOutput& out, const torch::Tensor& actions) {
   const torch::Tensor& p = out.logits_or_mean;
   if (gaussian(out)) {

@@ -25,6 +25,10 @@ struct ActionSample {
 
 ActionSample sample(const PolicyOutput& out);
 
+// The most likely action: argmax of the logits (int64 [N]) or the Gaussian
+// mean (float32 [N, A]). For evaluation; no gradient.
+torch::Tensor greedy(const PolicyOutput& out);
+
 // log pi(a|x) for given actions, [N]; Gaussian log-probs are summed over A.
 torch::Tensor log_prob(const PolicyOutput& out, const torch::Tensor& actions);
 

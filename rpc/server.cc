@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "rpc/session.h"
+#include "rpc/unix_socket.h"
 
 namespace moonseed::rpc {
 namespace {
@@ -44,19 +45,6 @@ std::string unix_peer(const std::string& path, int fd) {
     return "unix:" + path + " pid " + std::to_string(credentials.pid);
   }
   return "unix:" + path;
-}
-
-// True when something accepts connections on the Unix socket at `path`.
-bool unix_socket_is_live(const std::string& path) {
-  if (path.size() >= sizeof(sockaddr_un{}.sun_path)) return false;
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-  const bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-  ::close(fd);
-  return live;
 }
 
 }  // namespace
@@ -152,18 +140,7 @@ class Server::Impl final : public detail::SessionHost {
 
   Address listen_unix(const Address& address) {
     const std::string& path = address.path;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0) {
-      if (!S_ISSOCK(st.st_mode)) {
-        throw std::system_error(std::make_error_code(std::errc::file_exists),
-                                path + " exists and is not a socket");
-      }
-      if (unix_socket_is_live(path)) {
-        throw std::system_error(std::make_error_code(std::errc::address_in_use),
-                                "another process accepts on " + path);
-      }
-      ::unlink(path.c_str());  // stale: left by a learner that died
-    }
+    remove_stale_unix_socket(path);  // left by a learner that died
     auto acceptor = std::make_unique<UnixAcceptor>(accept_strand_);
     acceptor->open();
     acceptor->bind(asio::local::stream_protocol::endpoint(path));

@@ -59,6 +59,22 @@ class SlotDriver {
   int slot_;
 };
 
+TEST(UnrollStore, RecordsTheConfigVersionOfEachStepAndCarriesStepTIntoTheNextUnroll) {
+  UnrollStore store(1, UnrollPool::create(discrete_shape()));
+  const int64_t action = 0;
+  const uint64_t versions[] = {4, 4, 5, 5, 6, 6, 6, 7};
+  std::vector<UnrollPtr> done;
+  for (int t = 0; t < 8; ++t) {
+    Obs o{{0.f, static_cast<float>(t)}};
+    UnrollPtr u = store.observe(0, o.bytes(), 1.f, t == 0 ? rpc::kFirst : 0, versions[t]);
+    store.act(0, &action, -0.5f, 1);
+    if (u) done.push_back(std::move(u));
+  }
+  ASSERT_EQ(done.size(), 2u);  // steps 0..3, then 3..6 (overlap 1)
+  EXPECT_EQ(done[0]->config_version, (std::vector<uint64_t>{4, 4, 5, 5}));
+  EXPECT_EQ(done[1]->config_version, (std::vector<uint64_t>{5, 6, 6, 6}));
+}
+
 TEST(UnrollStore, EmitsOneUnrollAfterTPlusOneObservationsWithEveryStepRecorded) {
   UnrollStore store(1, UnrollPool::create(discrete_shape()));
   SlotDriver env(store, 0);

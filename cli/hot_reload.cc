@@ -1,0 +1,135 @@
+#include "cli/hot_reload.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "scripts/config_diff.h"
+#include "scripts/experiment_loader.h"
+
+namespace moonseed::cli {
+namespace {
+
+std::string json_list(const std::vector<std::string>& items) {
+  std::string list = "[";
+  for (size_t k = 0; k < items.size(); ++k) list += (k ? ", " : "") + engine::json_quote(items[k]);
+  return list + "]";
+}
+
+// "optimizer.lr=3e-4" -> "optimizer.lr"
+std::string override_path(const std::string& o) { return o.substr(0, o.find('=')); }
+
+}  // namespace
+
+std::vector<std::string> watched_files(const std::vector<scripts::ScriptSource>& sources) {
+  std::vector<std::string> out;
+  for (const scripts::ScriptSource& s : sources) {
+    if (!s.embedded) out.push_back(s.path);
+  }
+  return out;
+}
+
+HotReload::HotReload(std::string script, std::vector<std::string> overrides,
+                     std::vector<std::string> sources, engine::Learner& learner,
+                     const engine::RunDirectory& dir, engine::MetricsLog& metrics)
+    : script_(std::move(script)),
+      overrides_(std::move(overrides)),
+      learner_(learner),
+      dir_(dir),
+      metrics_(metrics),
+      watcher_(std::move(sources)) {}
+
+void HotReload::record(engine::MetricsRow& row) {
+  if (!metrics_.append(row)) {
+    std::cerr << "moonseed: cannot write " << dir_.metrics_path() << " (disk full?)\n";
+  }
+}
+
+bool HotReload::poll(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress) {
+  if (!watcher_.poll()) return false;
+  return reload(cfg, elapsed_s, progress).kind == Outcome::Kind::kApplied;
+}
+
+HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress,
+                                     const std::vector<std::string>& extra, const std::string& origin) {
+  Outcome out;
+  engine::MetricsRow row;
+  row.add("time_s", elapsed_s);
+  std::vector<std::string> overrides = overrides_;
+  for (const std::string& e : extra) {
+    // A later value for the same field replaces the earlier one.
+    const std::string path = override_path(e);
+    overrides.erase(std::remove_if(overrides.begin(), overrides.end(),
+                                   [&](const std::string& o) { return override_path(o) == path; }),
+                    overrides.end());
+    overrides.push_back(e);
+  }
+  const std::string by = origin == "file" ? "" : " (" + origin + ")";
+  scripts::LoadedExperiment reloaded;
+  try {
+    reloaded = scripts::load_experiment_sources(script_, overrides);
+  } catch (const std::exception& e) {
+    out.kind = Outcome::Kind::kFailed;
+    out.message = std::string("reload failed") + by + ", nothing changed:\n" + e.what();
+    progress.finish();
+    std::cerr << "moonseed: " << out.message << "\n";
+    out.json = "{\"event\": \"reload_failed\", \"origin\": " + engine::json_quote(origin) +
+               ", \"error\": " + engine::json_quote(e.what()) + "}";
+    row.add("event", "reload_failed").add("origin", origin).add("error", e.what());
+    record(row);
+    return out;
+  }
+  const engine::ExperimentConfig& loaded = reloaded.config;
+  const scripts::ConfigDiff diff = scripts::diff_configs(cfg, loaded);
+  if (diff.empty()) {
+    // Saved without a change that matters; an extra override that equals the
+    // running value is kept all the same.
+    overrides_ = overrides;
+    out.message = "nothing changed";
+    out.json = "{\"event\": \"reload_unchanged\", \"config_version\": " + std::to_string(version_) + "}";
+    return out;
+  }
+  const std::vector<std::string> refused = diff.refused();
+  if (!refused.empty()) {
+    std::string fields;
+    for (const scripts::FieldChange& c : diff.changes) {
+      if (c.reload != scripts::ReloadClass::kRestart) continue;
+      fields += (fields.empty() ? "" : ", ") + c.path + " (" + c.before + " -> " + c.after + ")";
+    }
+    out.kind = Outcome::Kind::kRefused;
+    out.message = "reload refused" + by + ", nothing changed: restart-only field" +
+                  (refused.size() > 1 ? "s" : "") + " changed: " + fields +
+                  ". Restart the run (or --resume with key=value) to change " +
+                  (refused.size() > 1 ? "them" : "it") + ".";
+    progress.finish();
+    std::cerr << "moonseed: " << out.message << "\n";
+    out.json = "{\"event\": \"reload_refused\", \"origin\": " + engine::json_quote(origin) +
+               ", \"fields\": " + json_list(refused) + ", \"changes\": " + diff.to_json() + "}";
+    row.add("event", "reload_refused").add("origin", origin).add_json("fields", json_list(refused))
+        .add_json("changes", diff.to_json());
+    record(row);
+    return out;
+  }
+  ++version_;
+  learner_.set_hot_config(loaded, version_);
+  cfg = loaded;
+  overrides_ = overrides;
+  try {
+    dir_.write_file_atomic("config.lua", scripts::to_lua(cfg));
+  } catch (const std::exception& e) {
+    std::cerr << "moonseed: cannot rewrite config.lua: " << e.what() << "\n";
+  }
+  // The script may load other files now; our own write of config.lua is not a user's edit.
+  watcher_.reset(watched_files(reloaded.sources));
+  out.kind = Outcome::Kind::kApplied;
+  out.message = "reload #" + std::to_string(version_) + " applied" + by + ": " + diff.summary();
+  progress.finish();
+  std::cerr << "moonseed: " << out.message << "\n";
+  out.json = "{\"event\": \"reload\", \"origin\": " + engine::json_quote(origin) +
+             ", \"config_version\": " + std::to_string(version_) + ", \"changes\": " + diff.to_json() + "}";
+  row.add("event", "reload").add("origin", origin).add("config_version", static_cast<double>(version_))
+      .add_json("changes", diff.to_json());
+  record(row);
+  return out;
+}
+
+}  // namespace moonseed::cli

@@ -1,0 +1,74 @@
+// Hot reload for `moonseed run` (docs/experiments-design.md): watches the files
+// the experiment was loaded from and, when one is saved, loads the script again
+// with the same overrides and applies what may change while the run trains.
+//
+//   - a script that fails to load or validate changes nothing; the error is shown;
+//   - a change to any restart-only field refuses the whole reload, naming the fields;
+//   - otherwise the config version goes up, the learner takes the hot fields at
+//     its next training step (Learner::set_hot_config, which also tells the
+//     actors), the caller's config is replaced (stop, log and checkpoint fields
+//     take effect at the control loop's next tick), config.lua in the run
+//     directory is rewritten, and the diff is printed.
+// Every outcome is a row in metrics.jsonl: "event" = "reload", "reload_refused"
+// or "reload_failed".
+//
+// Not thread-safe: the control loop owns it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/progress.h"
+#include "engine/config.h"
+#include "engine/learner.h"
+#include "engine/metrics_log.h"
+#include "engine/run_directory.h"
+#include "scripts/experiment_loader.h"
+#include "scripts/source_watcher.h"
+
+namespace moonseed::cli {
+
+// The files hot reload watches: every source on disk (not the embedded library).
+std::vector<std::string> watched_files(const std::vector<scripts::ScriptSource>& sources);
+
+class HotReload {
+ public:
+  // `script` is what the run was loaded from (for --resume: RUN_DIR/config.lua,
+  // which poll() itself rewrites; those writes are not taken for user edits).
+  HotReload(std::string script, std::vector<std::string> overrides, std::vector<std::string> sources,
+            engine::Learner& learner, const engine::RunDirectory& dir, engine::MetricsLog& metrics);
+
+  struct Outcome {
+    enum class Kind { kApplied, kUnchanged, kRefused, kFailed };
+    Kind kind = Kind::kUnchanged;
+    std::string message;  // what was printed ("reload #2 applied: ...", the error...)
+    std::string json;     // the metrics.jsonl event row's fields, as a JSON object
+  };
+
+  // Checks the sources; on a change reloads and applies or refuses, as above.
+  // Returns true when `cfg` was replaced by the reloaded config.
+  bool poll(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress);
+
+  // Loads the script now, with the run's overrides plus `extra` ("path=value",
+  // as on the command line), and applies or refuses as above. Applied extra
+  // overrides stay: later reloads keep them, as they keep the command line's.
+  // `origin` says who asked ("file", "control") in the printed line and the event row.
+  Outcome reload(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress,
+                 const std::vector<std::string>& extra = {}, const std::string& origin = "file");
+
+  uint64_t config_version() const { return version_; }
+
+ private:
+  void record(engine::MetricsRow& row);
+
+  std::string script_;
+  std::vector<std::string> overrides_;
+  engine::Learner& learner_;
+  const engine::RunDirectory& dir_;
+  engine::MetricsLog& metrics_;
+  scripts::SourceWatcher watcher_;
+  uint64_t version_ = 0;
+};
+
+}  // namespace moonseed::cli

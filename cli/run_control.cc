@@ -1,0 +1,166 @@
+#include "cli/run_control.h"
+
+#include <cmath>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "engine/metrics_log.h"
+#include "engine/schedule.h"
+#include "scripts/config_diff.h"
+#include "scripts/config_schedules.h"
+#include "scripts/config_schema.h"
+#include "scripts/config_values.h"
+
+namespace moonseed::cli {
+namespace {
+
+const char* kCommands =
+    "help | status | get [FIELD] | set FIELD VALUE | reload | pause | resume | checkpoint | "
+    "evaluate [N] [greedy|sample] | stop";
+
+std::string number(double v) { return std::isfinite(v) ? scripts::format_number(v) : "null"; }
+
+std::string trimmed(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return "";
+  const size_t b = s.find_last_not_of(" \t");
+  return s.substr(a, b - a + 1);
+}
+
+// A field's value as JSON; a scheduled field as its description.
+std::string field_json(const scripts::FieldSchema& field, const engine::ExperimentConfig& cfg) {
+  if (const engine::Schedule* s = engine::find_schedule(cfg, field.path)) {
+    return engine::json_quote(scripts::schedule_text(*s));
+  }
+  return scripts::json_value(field.get(cfg));
+}
+
+}  // namespace
+
+std::string control_ok(const std::string& result_json) { return "{\"ok\": true, \"result\": " + result_json + "}"; }
+
+std::string control_error(const std::string& message) {
+  return "{\"ok\": false, \"error\": " + engine::json_quote(message) + "}";
+}
+
+std::string RunControl::handle(const std::string& request) {
+  const std::string line = trimmed(request);
+  const size_t space = line.find(' ');
+  const std::string command = line.substr(0, space);
+  const std::string args = space == std::string::npos ? "" : trimmed(line.substr(space + 1));
+  try {
+    return dispatch(command, args);
+  } catch (const std::exception& e) {
+    return control_error(command + ": " + e.what());
+  }
+}
+
+std::string RunControl::dispatch(const std::string& command, const std::string& args) {
+  if (command == "help" || command.empty()) return control_ok(engine::json_quote(kCommands));
+  if (command == "status") return control_ok(status());
+  if (command == "get") return control_ok(get(args));
+  if (command == "set") {
+    const size_t space = args.find(' ');
+    if (space == std::string::npos) return control_error("set: expected FIELD VALUE, e.g. set optimizer.lr 3e-4");
+    const std::string path = args.substr(0, space);
+    const std::string value = trimmed(args.substr(space + 1));
+    return reloaded(c_.reload.reload(c_.cfg, c_.elapsed_s(), c_.progress, {path + "=" + value}, "control"));
+  }
+  if (command == "reload") return reloaded(c_.reload.reload(c_.cfg, c_.elapsed_s(), c_.progress, {}, "control"));
+  if (command == "pause" || command == "resume") {
+    c_.learner.set_paused(command == "pause");
+    c_.progress.finish();
+    std::cerr << "moonseed: training " << (command == "pause" ? "paused" : "resumed") << " (control)\n";
+    return control_ok(status());
+  }
+  if (command == "checkpoint") return control_ok(checkpoint());
+  if (command == "evaluate") return control_ok(evaluate(args));
+  if (command == "stop") {
+    if (c_.stop_reason.empty()) c_.stop_reason = "stopped from the control socket";
+    return control_ok("\"stopping\"");
+  }
+  return control_error("unknown command '" + command + "'; commands: " + kCommands);
+}
+
+std::string RunControl::status() {
+  const engine::LearnerStats s = c_.learner.stats();
+  std::ostringstream o;
+  o << "{\"run_dir\": " << engine::json_quote(c_.dir.path()) << ", \"name\": " << engine::json_quote(c_.cfg.name)
+    << ", \"env\": " << engine::json_quote(c_.cfg.env.id) << ", \"elapsed_s\": " << number(c_.elapsed_s())
+    << ", \"frames\": " << s.frames << ", \"episodes\": " << s.episodes
+    << ", \"return_mean\": " << number(s.return_mean) << ", \"optimizer_steps\": " << s.optimizer_steps
+    << ", \"learning_rate\": " << number(s.learning_rate) << ", \"entropy_cost\": " << number(s.entropy_cost)
+    << ", \"config_version\": " << s.config_version << ", \"applied_config_version\": " << s.applied_config_version
+    << ", \"paused\": " << (s.paused ? "true" : "false") << ", \"actors\": " << s.actors_connected
+    << ", \"actors_expected\": " << c_.cfg.topology.actors << "}";
+  return o.str();
+}
+
+std::string RunControl::get(const std::string& path) {
+  if (path.empty()) {
+    std::string out = "{";
+    for (const scripts::FieldSchema& f : scripts::config_schema()) {
+      out += (out.size() > 1 ? ", " : "") + engine::json_quote(f.path) + ": " + field_json(f, c_.cfg);
+    }
+    return out + "}";
+  }
+  const scripts::FieldSchema* field = scripts::find_field(path);
+  if (field == nullptr) {
+    const std::string close = scripts::did_you_mean(path);
+    throw std::invalid_argument("unknown field " + path + (close.empty() ? "" : "; did you mean '" + close + "'?"));
+  }
+  return field_json(*field, c_.cfg);
+}
+
+std::string RunControl::checkpoint() {
+  const engine::LearnerStats s = c_.learner.stats();
+  const std::string path = c_.dir.checkpoint_path(s.optimizer_steps);
+  c_.learner.save_checkpoint(path, c_.elapsed_s());
+  c_.dir.prune_checkpoints(c_.cfg.checkpoint.keep);
+  return engine::json_quote(path);
+}
+
+std::string RunControl::evaluate(const std::string& args) {
+  std::istringstream in(args);
+  std::string word;
+  int episodes = 10;
+  bool greedy = true;
+  while (in >> word) {
+    if (word == "greedy" || word == "sample") {
+      greedy = word == "greedy";
+    } else {
+      size_t used = 0;
+      int n = 0;
+      try {
+        n = std::stoi(word, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != word.size()) throw std::invalid_argument("expected [N] [greedy|sample], got '" + args + "'");
+      episodes = n;
+    }
+  }
+  // Seeds far from the actors' (small numbers derived from the run seed).
+  const uint64_t seed = 1000000007ull + c_.cfg.seed;
+  const engine::Evaluation e = c_.learner.evaluate(episodes, seed, greedy);
+  double sum = 0, length = 0;
+  std::string returns = "[";
+  for (size_t i = 0; i < e.returns.size(); ++i) {
+    sum += e.returns[i];
+    length += static_cast<double>(e.lengths[i]);
+    returns += (i ? ", " : "") + number(e.returns[i]);
+  }
+  const double n = static_cast<double>(e.returns.size());
+  return "{\"episodes\": " + std::to_string(e.returns.size()) + ", \"policy\": \"" + (greedy ? "greedy" : "sample") +
+         "\", \"return_mean\": " + number(sum / n) + ", \"length_mean\": " + number(length / n) +
+         ", \"returns\": " + returns + "]}";
+}
+
+std::string RunControl::reloaded(const HotReload::Outcome& outcome) {
+  using Kind = HotReload::Outcome::Kind;
+  if (outcome.kind == Kind::kApplied || outcome.kind == Kind::kUnchanged) return control_ok(outcome.json);
+  return control_error(outcome.message);
+}
+
+}  // namespace moonseed::cli

@@ -1,0 +1,63 @@
+// What a run's control socket (rpc/control_socket.h) can do: the commands of
+// `moonseed ctl`, `moonseed attach` and the REPL's run handles, executed on
+// the run's control thread between two ticks.
+//
+//   help                       the commands
+//   status                     counters, return, config version, paused
+//   get [FIELD]                a field's value (all fields without one)
+//   set FIELD VALUE            like `FIELD=VALUE` on the command line, applied as a
+//                              hot reload: validated, restart-only fields refused
+//   reload                     load the script again now
+//   pause | resume             stop / restart training (acting stops by backpressure)
+//   checkpoint                 save a checkpoint now; replies its path
+//   evaluate [N] [greedy|sample]  play N episodes (default 10, greedy) with the newest weights
+//   stop                       end the run as stop conditions do (final checkpoint, Bye)
+//
+// Replies are JSON objects: {"ok": true, "result": ...} or {"ok": false, "error": "..."}.
+// Not thread-safe: the control loop owns it.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "cli/hot_reload.h"
+#include "cli/progress.h"
+#include "engine/config.h"
+#include "engine/learner.h"
+#include "engine/run_directory.h"
+
+namespace moonseed::cli {
+
+struct RunContext {
+  engine::Learner& learner;
+  engine::ExperimentConfig& cfg;
+  HotReload& reload;
+  const engine::RunDirectory& dir;
+  Progress& progress;
+  std::function<double()> elapsed_s;
+  std::string& stop_reason;  // set to end the run
+};
+
+class RunControl {
+ public:
+  explicit RunControl(RunContext context) : c_(context) {}
+
+  // One request line -> one reply (JSON, no newline). Never throws.
+  std::string handle(const std::string& request);
+
+ private:
+  std::string dispatch(const std::string& command, const std::string& args);
+  std::string status();
+  std::string get(const std::string& path);
+  std::string checkpoint();
+  std::string evaluate(const std::string& args);
+  std::string reloaded(const HotReload::Outcome& outcome);
+
+  RunContext c_;
+};
+
+// JSON replies of the control protocol.
+std::string control_ok(const std::string& result_json);
+std::string control_error(const std::string& message);
+
+}  // namespace moonseed::cli

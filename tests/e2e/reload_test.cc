@@ -1,0 +1,149 @@
+// Hot reload end to end: a real `moonseed run` training CartPole while the
+// test edits its script on disk, as a user would in an editor.
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/e2e/process.h"
+
+namespace moonseed::testing {
+namespace {
+
+const std::string kBinary = MOONSEED_BINARY;
+const std::string kExample = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
+
+// Writes `text` to a new file and renames it over `path`, as editors save.
+void save(const std::string& path, const std::string& text) {
+  {
+    std::ofstream out(path + ".swp");
+    out << text;
+  }
+  std::filesystem::rename(path + ".swp", path);
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+// A run of a copy of the example, watched; the test edits the copy.
+class ReloadRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    original_ = read_file(kExample);
+    save(script_, original_);
+  }
+  void start(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {kBinary, "run", script_, "runs_dir=" + dir_ + "/runs",
+                                     "log.interval_s=0.25", "stop.return_mean=0", "stop.seconds=120"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    learner_.emplace(argv, log_);
+    ASSERT_TRUE(eventually(60, [&] { return trained_steps() > 0; })) << log();
+  }
+  std::string run_dir() const {
+    auto dirs = list_dirs(dir_ + "/runs");
+    return dirs.size() == 1 ? dirs[0] : std::string();
+  }
+  // Tick rows only (reload events are rows too).
+  std::vector<MetricsRow> ticks() const {
+    std::vector<MetricsRow> out;
+    for (MetricsRow& r : read_metrics(run_dir() + "/metrics.jsonl")) {
+      if (r.count("frames")) out.push_back(std::move(r));
+    }
+    return out;
+  }
+  double latest(const std::string& key) const {
+    auto rows = ticks();
+    return rows.empty() || !rows.back().count(key) ? -1 : rows.back().at(key);
+  }
+  double trained_steps() const { return run_dir().empty() ? 0 : latest("optimizer_steps"); }
+  std::string log() const { return read_file(log_); }
+  std::string metrics_text() const { return read_file(run_dir() + "/metrics.jsonl"); }
+  bool logged(const std::string& text) const { return log().find(text) != std::string::npos; }
+  void stop_cleanly() {
+    learner_->signal(SIGINT);
+    EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << log();
+  }
+  // Training goes on: more optimizer steps than now, later.
+  void expect_training_goes_on() {
+    const double now = trained_steps();
+    EXPECT_TRUE(eventually(30, [&] { return trained_steps() > now; })) << log();
+  }
+
+  std::string dir_ = make_temp_dir("moonseed-reload");
+  std::string script_ = dir_ + "/exp.lua";
+  std::string log_ = dir_ + "/learner.log";
+  std::string original_;
+  std::optional<ChildProcess> learner_;
+};
+
+TEST_F(ReloadRun, AHotFieldIsAppliedAtATrainingStepAndRecorded) {
+  start();
+  save(script_, replaced(replaced(original_, "lr = 1e-3", "lr = 2.5e-4"), "entropy_cost = 0.01",
+                         "entropy_cost = 0.02"));
+  ASSERT_TRUE(eventually(30, [&] { return latest("config_version") == 1; })) << log();
+  EXPECT_TRUE(eventually(10, [&] { return latest("learning_rate") == 2.5e-4; })) << log();
+  EXPECT_EQ(latest("entropy_cost"), 0.02);
+  EXPECT_TRUE(logged("reload #1 applied: vtrace.entropy_cost 0.01 -> 0.02, optimizer.lr 0.001 -> 0.00025"))
+      << log();
+  const std::string metrics = metrics_text();
+  EXPECT_NE(metrics.find("\"event\": \"reload\""), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\"optimizer.lr\": {\"from\": 0.001, \"to\": 0.00025, \"reload\": \"hot\"}"),
+            std::string::npos);
+  // The run directory's config is what runs now, so a resume continues with it.
+  EXPECT_NE(read_file(run_dir() + "/config.lua").find("lr = 0.00025"), std::string::npos);
+  stop_cleanly();
+}
+
+TEST_F(ReloadRun, ARestartOnlyFieldIsRefusedNamingItAndNothingChanges) {
+  start();
+  save(script_, replaced(replaced(original_, "hidden = { 64, 64 }", "hidden = { 32 }"), "lr = 1e-3",
+                         "lr = 5e-4"));
+  ASSERT_TRUE(eventually(30, [&] { return logged("reload refused"); })) << log();
+  EXPECT_TRUE(logged("model.hidden ({64, 64} -> {32})")) << log();
+  EXPECT_NE(metrics_text().find("\"event\": \"reload_refused\""), std::string::npos);
+  expect_training_goes_on();
+  // The hot half of the edit was not applied either.
+  EXPECT_EQ(latest("config_version"), 0);
+  EXPECT_EQ(latest("learning_rate"), 1e-3);
+  EXPECT_NE(read_file(run_dir() + "/config.lua").find("hidden = {64, 64}"), std::string::npos);
+  stop_cleanly();
+}
+
+TEST_F(ReloadRun, ABrokenScriptChangesNothingAndItsErrorIsShown) {
+  start();
+  save(script_, replaced(original_, "lr = 1e-3", "lr = 5e-4,,"));
+  ASSERT_TRUE(eventually(30, [&] { return logged("reload failed"); })) << log();
+  EXPECT_TRUE(logged(script_ + ":12:")) << log();  // the optimizer line
+  save(script_, replaced(original_, "lr = 1e-3", "lr = \"fast\""));
+  ASSERT_TRUE(eventually(30, [&] { return logged("optimizer.lr: expected a number"); })) << log();
+  expect_training_goes_on();
+  EXPECT_EQ(latest("config_version"), 0);
+  EXPECT_EQ(latest("learning_rate"), 1e-3);
+  // Fixed again: the next save applies.
+  save(script_, replaced(original_, "lr = 1e-3", "lr = 7e-4"));
+  EXPECT_TRUE(eventually(30, [&] { return latest("learning_rate") == 7e-4; })) << log();
+  stop_cleanly();
+}
+
+TEST_F(ReloadRun, NoWatchLeavesTheRunAsItStarted) {
+  start({"--no-watch"});
+  save(script_, replaced(original_, "lr = 1e-3", "lr = 2.5e-4"));
+  const double steps = trained_steps();
+  // Long enough for several watch periods and training steps.
+  ASSERT_TRUE(eventually(30, [&] { return trained_steps() > steps + 20; })) << log();
+  EXPECT_EQ(latest("learning_rate"), 1e-3);
+  EXPECT_FALSE(logged("reload #") || logged("reload failed") || logged("reload refused"));
+  stop_cleanly();
+}
+
+}  // namespace
+}  // namespace moonseed::testing
