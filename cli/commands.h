@@ -13,6 +13,8 @@ int run_command(const Args& args);
 int actor_command(const Args& args);
 int script_command(const Args& args);
 int repl_command(const Args& args);
+int attach_command(const Args& args);
+int ctl_command(const Args& args);
 
 // True when `args` asks for help ("-h" or "--help").
 bool wants_help(const Args& args);

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "scripts/config_values.h"
+#include "scripts/lua_api.h"
+#include "scripts/lua_control_api.h"
 #include "scripts/lua_state.h"
 
 namespace moonseed::cli {
@@ -562,6 +564,19 @@ void LuaRepl::flush() {
   std::fflush(stdout);
   std::fflush(stderr);
   err_.flush();
+}
+
+void open_console_api(lua_State* L) {
+  scripts::open_moonseed_api(L);
+  scripts::open_control_api(L);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "moonseed");
+  if (scripts::pcall_with_traceback(L, 1, 1) != 0) {
+    const std::string message = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    throw std::runtime_error("require \"moonseed\" failed: " + message);
+  }
+  lua_setglobal(L, "ms");
 }
 
 }  // namespace moonseed::cli

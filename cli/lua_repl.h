@@ -68,6 +68,11 @@ enum class EvalStatus {
   kExit,        // exit() or quit() was called
 };
 
+// Opens what a user's console has: the engine's Lua API, run control
+// (ms.start, ms.attach) and the global `ms` = require "moonseed". Throws
+// std::runtime_error when the library fails to load.
+void open_console_api(lua_State* L);
+
 class LuaRepl {
  public:
   LuaRepl(lua_State* L, LineEditor& editor, ReplOptions options, std::ostream& out = std::cout,

@@ -20,6 +20,8 @@ const char* kUsage =
     "  actor --connect ADDRESS     an actor process for a learner (local or remote)\n"
     "  script FILE.lua [ARGS...]   run a Lua file with the engine's Lua API loaded\n"
     "  repl [FILE.lua...]          an interactive LuaJIT console with the engine's Lua API\n"
+    "  attach RUN_DIR              a console connected to a running run\n"
+    "  ctl RUN_DIR COMMAND         one control request to a running run (status, set, stop...)\n"
     "\n"
     "`moonseed COMMAND --help` tells more about one command.\n";
 
@@ -38,6 +40,8 @@ int main(int argc, char** argv) {
     if (command == "actor") return moonseed::cli::actor_command(args);
     if (command == "script") return moonseed::cli::script_command(args);
     if (command == "repl") return moonseed::cli::repl_command(args);
+    if (command == "attach") return moonseed::cli::attach_command(args);
+    if (command == "ctl") return moonseed::cli::ctl_command(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "moonseed %s: %s\n", command.c_str(), e.what());
     return 1;

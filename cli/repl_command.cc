@@ -8,7 +8,6 @@
 #include "cli/commands.h"
 #include "cli/line_editor.h"
 #include "cli/lua_repl.h"
-#include "scripts/lua_api.h"
 #include "scripts/lua_state.h"
 
 namespace moonseed::cli {
@@ -57,13 +56,7 @@ int repl_command(const Args& args) {
   scripts::LuaState lua(scripts::Sandbox::kOff);
   lua.set_search_path(scripts::default_search_path(args.empty() ? std::string() : args.front()));
   lua_State* L = lua.get();
-  scripts::open_moonseed_api(L);
-  lua_getglobal(L, "require");
-  lua_pushliteral(L, "moonseed");
-  if (scripts::pcall_with_traceback(L, 1, 1) != 0) {
-    throw std::runtime_error(std::string("require \"moonseed\" failed: ") + lua_tostring(L, -1));
-  }
-  lua_setglobal(L, "ms");
+  open_console_api(L);
 
   LineEditor editor(STDIN_FILENO, STDOUT_FILENO);
   if (editor.interactive()) editor.history().attach_file(default_history_path());

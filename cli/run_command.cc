@@ -37,7 +37,7 @@ namespace moonseed::cli {
 namespace {
 
 const char* kHelp =
-    "usage: moonseed run SCRIPT.lua [key=value...] [--quiet] [--no-watch]\n"
+    "usage: moonseed run SCRIPT.lua [key=value...] [--quiet] [--no-watch] [--announce FILE]\n"
     "       moonseed run --resume RUN_DIR [key=value...] [--quiet] [--no-watch]\n"
     "\n"
     "Trains the experiment the script declares: a learner in this process and\n"
@@ -58,6 +58,11 @@ const char* kHelp =
     "error changes nothing. Each reload is printed and logged in metrics.jsonl.\n"
     "With --resume the run directory's config.lua is watched. --no-watch turns it off.\n"
     "\n"
+    "Control: the run serves RUN_DIR/control.sock; `moonseed ctl RUN_DIR status`,\n"
+    "`moonseed attach RUN_DIR` (a console) or ms.attach in `moonseed repl` talk to it.\n"
+    "--announce FILE writes the run directory's path to FILE once it exists\n"
+    "(how ms.start finds the run it started).\n"
+    "\n"
     "With MOONSEED_AUTH_TOKEN set, actors must present the same token (local\n"
     "actors inherit it; remote ones use the variable or --auth-token).\n"
     "\n"
@@ -70,6 +75,7 @@ struct RunArgs {
   std::vector<std::string> overrides;
   bool quiet = false;
   bool watch = true;
+  std::string announce;
 };
 
 RunArgs parse(const Args& args) {
@@ -83,6 +89,9 @@ RunArgs parse(const Args& args) {
       out.quiet = true;
     } else if (a == "--no-watch") {
       out.watch = false;
+    } else if (a == "--announce") {
+      if (i + 1 >= args.size()) throw std::invalid_argument("--announce needs a file");
+      out.announce = args[++i];
     } else if (a.find('=') != std::string::npos && a.rfind("--", 0) != 0) {
       out.overrides.push_back(a);
     } else if (a.rfind("--", 0) == 0) {
@@ -265,6 +274,15 @@ int run_command(const Args& args) {
   if (control_path.size() > 100) control_path = "/tmp/moonseed-" + std::to_string(::getpid()) + "-control.sock";
   rpc::ControlServer control(control_path);
   dir->write_file_atomic("control.address", "unix:" + control_path + "\n");
+  if (!run.announce.empty()) {
+    // Written after the control socket listens, so whoever reads it can connect.
+    const std::string tmp = run.announce + ".partial";
+    if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
+      std::fprintf(f, "%s\n", dir->path().c_str());
+      std::fclose(f);
+      std::rename(tmp.c_str(), run.announce.c_str());
+    }
+  }
   RunControl run_control(RunContext{learner, cfg, reload, *dir, progress, [&] { return now_s() - t0; }, stop_reason});
   uint64_t seen_version = 0;
   double next_tick = now_s() + cfg.log.interval_s;

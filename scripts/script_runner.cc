@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "scripts/lua_api.h"
+#include "scripts/lua_control_api.h"
 #include "scripts/lua_state.h"
 
 namespace moonseed::scripts {
@@ -13,6 +14,7 @@ int run_script_file(const std::string& path, const std::vector<std::string>& arg
     lua.set_search_path(default_search_path(path));
     lua_State* L = lua.get();
     open_moonseed_api(L);
+    open_control_api(L);
     lua_createtable(L, static_cast<int>(args.size()), 1);
     lua_pushlstring(L, path.data(), path.size());
     lua_rawseti(L, -2, 0);

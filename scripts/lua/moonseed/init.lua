@@ -93,4 +93,11 @@ for _, kind in ipairs { "constant", "linear", "cosine", "step", "piecewise" } do
   end
 end
 
+-- Driving runs (moonseed/run.lua), in `moonseed repl`, `attach`, `ctl` and
+-- `script` only: ms.start(script, overrides) starts a headless run,
+-- ms.attach(run_dir) connects to a running one. Experiment scripts cannot
+-- (their sandbox has no control API).
+function ms.start(...) return require("moonseed.run").start(...) end
+function ms.attach(...) return require("moonseed.run").attach(...) end
+
 return ms

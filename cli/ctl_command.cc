@@ -1,0 +1,158 @@
+// `moonseed attach RUN_DIR` and `moonseed ctl RUN_DIR ...`: the console and
+// the one-shot client of a running learner's control socket
+// (cli/run_control.h lists the commands).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/line_editor.h"
+#include "cli/lua_repl.h"
+#include "rpc/control_socket.h"
+#include "scripts/lua_state.h"
+
+namespace moonseed::cli {
+namespace {
+
+const char* kAttachUsage =
+    "usage: moonseed attach RUN_DIR\n"
+    "\n"
+    "A Lua console connected to a running `moonseed run`: `run` is the run\n"
+    "(run:status(), run:get(\"optimizer.lr\"), run:set(\"optimizer.lr\", 3e-4),\n"
+    "run:reload(), run:pause(), run:resume(), run:checkpoint(), run:evaluate(10),\n"
+    "run:metrics(5), run:wait(), run:stop()). `set` goes through the same\n"
+    "validation as a hot reload: restart-only fields are refused. Leaving the\n"
+    "console leaves the run going. See docs/repl.md.\n";
+
+const char* kCtlUsage =
+    "usage: moonseed ctl RUN_DIR COMMAND [ARGS...]\n"
+    "       moonseed ctl RUN_DIR -e 'LUA'\n"
+    "\n"
+    "One request to a running `moonseed run`, for shell scripts. COMMAND is one of\n"
+    "  status | get [FIELD] | set FIELD VALUE | reload | pause | resume |\n"
+    "  checkpoint | evaluate [N] [greedy|sample] | stop\n"
+    "and the reply's result is printed as JSON. With -e, LUA runs with `run`\n"
+    "bound as in `moonseed attach`, and its values are printed.\n"
+    "Exit code 0 on success, 1 when the run refuses (the reason goes to stderr)\n"
+    "or cannot be reached.\n";
+
+const char* kAttachGuide =
+    "`run` is the attached run:\n"
+    "  run:status()                 counters, return_mean, config version, paused\n"
+    "  run:get(\"optimizer.lr\")      a field (run:get() for all)\n"
+    "  run:set(\"optimizer.lr\", 3e-4)  applied as a hot reload, or refused with the reason\n"
+    "  run:reload()  run:pause()  run:resume()  run:checkpoint()  run:stop()\n"
+    "  run:evaluate(10)             10 greedy episodes with the newest weights\n"
+    "  run:metrics(5)               the last rows of metrics.jsonl\n"
+    "  run:wait(nil, 5)             until the run ends, printing status every 5 s\n"
+    "Also ms.start(script, overrides) and ms.attach(dir) for other runs.\n"
+    "Ctrl-D or exit() leaves the console; the run goes on.\n";
+
+// A user's Lua state with the engine's API and run control, `ms` set, and
+// `run` attached to `run_dir`. Throws when the run cannot be reached.
+void open_console(scripts::LuaState& lua, const std::string& run_dir) {
+  lua_State* L = lua.get();
+  open_console_api(L);
+  lua_getglobal(L, "ms");
+  lua_getfield(L, -1, "attach");
+  lua_pushlstring(L, run_dir.data(), run_dir.size());
+  if (lua_pcall(L, 1, 1, 0) != 0) throw std::runtime_error(lua_tostring(L, -1));
+  lua_setglobal(L, "run");
+  lua_pop(L, 1);
+}
+
+std::string strip_slash(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+}  // namespace
+
+int attach_command(const Args& args) {
+  if (args.empty() || wants_help(args)) {
+    std::fputs(kAttachUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args.size() != 1) throw std::invalid_argument("expected one run directory (see moonseed attach --help)");
+  const std::string run_dir = strip_slash(args[0]);
+  scripts::LuaState lua(scripts::Sandbox::kOff);
+  lua.set_search_path(scripts::default_search_path(""));
+  open_console(lua, run_dir);
+  lua_State* L = lua.get();
+
+  LineEditor editor(STDIN_FILENO, STDOUT_FILENO);
+  if (editor.interactive()) editor.history().attach_file(default_history_path());
+  ReplOptions options;
+  std::string name = run_dir.substr(run_dir.find_last_of('/') + 1);
+  options.prompt = name + "> ";
+  options.banner = "Attached to " + run_dir + ". help() for the run's commands; Ctrl-D leaves it running.";
+  options.help = kAttachGuide;
+  LuaRepl repl(L, editor, options);
+  return repl.run();
+}
+
+int ctl_command(const Args& args) {
+  if (args.empty() || wants_help(args)) {
+    std::fputs(kCtlUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args.size() < 2) throw std::invalid_argument("expected RUN_DIR and a command (see moonseed ctl --help)");
+  const std::string run_dir = strip_slash(args[0]);
+  if (args[1] == "-e") {
+    if (args.size() != 3) throw std::invalid_argument("-e takes one Lua chunk (quote it)");
+    scripts::LuaState lua(scripts::Sandbox::kOff);
+    lua.set_search_path(scripts::default_search_path(""));
+    open_console(lua, run_dir);
+    LineEditor editor(-1, STDOUT_FILENO);  // no input: only evaluate()
+    LuaRepl repl(lua.get(), editor, ReplOptions{});
+    const EvalStatus status = repl.evaluate(args[2], /*input_ended=*/true);
+    if (status == EvalStatus::kExit) return repl.exit_code();
+    return status == EvalStatus::kDone ? 0 : 1;
+  }
+  std::string line;
+  for (size_t i = 1; i < args.size(); ++i) line += (i > 1 ? " " : "") + args[i];
+  // The same lookup as ms.attach: RUN_DIR/control.address names the socket.
+  std::string socket = run_dir + "/control.sock";
+  {
+    std::FILE* f = std::fopen((run_dir + "/control.address").c_str(), "r");
+    if (f == nullptr) {
+      throw std::runtime_error(run_dir + " is not a run directory with a control socket (no control.address)");
+    }
+    char buf[4096];
+    const size_t n = std::fread(buf, 1, sizeof buf, f);
+    std::fclose(f);
+    std::string address(buf, n);
+    while (!address.empty() && (address.back() == '\n' || address.back() == ' ')) address.pop_back();
+    if (address.rfind("unix:", 0) == 0) socket = address.substr(5);
+  }
+  rpc::ControlClient client(socket);
+  const std::string reply = client.request(line, std::chrono::seconds(600));
+  // {"ok": true, "result": R} -> R; {"ok": false, "error": "..."} -> stderr.
+  const std::string ok_prefix = "{\"ok\": true, \"result\": ";
+  if (reply.rfind(ok_prefix, 0) == 0 && reply.size() > ok_prefix.size()) {
+    std::cout << reply.substr(ok_prefix.size(), reply.size() - ok_prefix.size() - 1) << "\n";
+    return 0;
+  }
+  // {"ok": false, "error": "..."}: the message, unescaped enough to read.
+  std::string message = reply;
+  const std::string error_prefix = "{\"ok\": false, \"error\": \"";
+  if (reply.rfind(error_prefix, 0) == 0 && reply.size() >= error_prefix.size() + 2) {
+    message.clear();
+    const std::string body = reply.substr(error_prefix.size(), reply.size() - error_prefix.size() - 2);
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (body[i] == '\\' && i + 1 < body.size()) {
+        const char e = body[++i];
+        message += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+      } else {
+        message += body[i];
+      }
+    }
+  }
+  std::cerr << "moonseed ctl: " << message << "\n";
+  return 1;
+}
+
+}  // namespace moonseed::cli
