@@ -147,3 +147,48 @@ TEST_F(ReloadRun, NoWatchLeavesTheRunAsItStarted) {
 
 }  // namespace
 }  // namespace moonseed::testing
+
+namespace moonseed::testing {
+namespace {
+
+// A recipe-based script with a learning-rate schedule: the learner follows it
+// step by step, as metrics.jsonl shows.
+TEST(ScheduledRun, TheLearningRateFollowsItsScheduleDuringARealRun) {
+  const std::string dir = make_temp_dir("moonseed-schedule");
+  save(dir + "/base.lua", read_file(kExample));
+  save(dir + "/exp.lua",
+       "local ms = require 'moonseed'\n"
+       "return ms.experiment {\n"
+       "  extends = 'base',\n"
+       "  optimizer = { lr = ms.linear { from = 1e-3, to = 1e-4, frames = 150000 } },\n"
+       "}\n");
+  ChildProcess learner({kBinary, "run", dir + "/exp.lua", "runs_dir=" + dir + "/runs", "log.interval_s=0.25",
+                        "stop.return_mean=0", "stop.frames=300000", "--no-watch"},
+                       dir + "/learner.log");
+  ASSERT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(dir + "/learner.log");
+  auto dirs = list_dirs(dir + "/runs");
+  ASSERT_EQ(dirs.size(), 1u);
+  std::vector<MetricsRow> rows = read_metrics(dirs[0] + "/metrics.jsonl");
+  ASSERT_GE(rows.size(), 3u);
+  double previous = 1.0;
+  int seen_between = 0;
+  for (const MetricsRow& r : rows) {
+    if (!r.count("learning_rate") || r.at("optimizer_steps") == 0) continue;
+    const double lr = r.at("learning_rate");
+    EXPECT_LE(lr, previous + 1e-12) << "the rate only goes down";
+    EXPECT_GE(lr, 1e-4 - 1e-12);
+    EXPECT_LE(lr, 1e-3 + 1e-12);
+    if (lr < 9.9e-4 && lr > 1.01e-4) ++seen_between;
+    previous = lr;
+  }
+  EXPECT_DOUBLE_EQ(previous, 1e-4);  // held after 150000 frames
+  EXPECT_GE(seen_between, 1) << "a value strictly inside the ramp was logged";
+  // The resolved config keeps the schedule, not just its value at 0.
+  EXPECT_NE(read_file(dirs[0] + "/config.lua").find("schedule = \"linear\""), std::string::npos)
+      << read_file(dirs[0] + "/config.lua");
+  // And so do the sources: both files, with their digests.
+  EXPECT_NE(read_file(dirs[0] + "/sources/ORIGINS").find("base.lua"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace moonseed::testing
