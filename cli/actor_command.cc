@@ -3,13 +3,62 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "engine/actor_config.h"
 #include "envs/actor/actor_loop.h"
+#include "rpc/messages.h"
+#include "scripts/reward_shaper.h"
 
 namespace moonseed::cli {
 namespace {
+
+// Reward shaping written in Lua (scripts/reward_shaper.h, one LuaJIT state for
+// the process), plugged into the actor loop, which knows neither Lua nor the
+// payload: decodes the learner's boundary config and hands the function the
+// wire flags as two arrays.
+class LuaRewardShaping final : public envs::GroupHook {
+ public:
+  void start(const envs::EnvSpec& spec, uint32_t num_groups) override {
+    const auto observations = spec.observation.dtype == envs::DType::kUInt8
+                                  ? scripts::RewardShaper::Observations::kUInt8
+                                  : scripts::RewardShaper::Observations::kFloat32;
+    shaper_ = std::make_unique<scripts::RewardShaper>(static_cast<int>(num_groups), observations,
+                                                      spec.observation.numel());
+    flags_.assign(num_groups, Flags{});
+  }
+
+  std::string apply_config(uint32_t group, uint64_t config_version, const std::string& payload) override {
+    std::string error;
+    const std::optional<engine::ActorConfig> config = engine::decode_actor_config(payload, &error);
+    if (!config) return "config version " + std::to_string(config_version) + " not taken: " + error;
+    return shaper_->install(static_cast<int>(group), config->reward_shaping);
+  }
+
+  std::string on_step(uint32_t group, uint32_t count, float* rewards, const uint8_t* observations,
+                      const uint8_t* flags) override {
+    Flags& f = flags_[group];
+    f.terminated.resize(count);  // same count every step: no allocation after the first
+    f.truncated.resize(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      f.terminated[i] = (flags[i] & rpc::kTerminated) ? 1 : 0;
+      f.truncated[i] = (flags[i] & rpc::kTruncated) ? 1 : 0;
+    }
+    return shaper_->shape(static_cast<int>(group), static_cast<int>(count), rewards, observations,
+                          f.terminated.data(), f.truncated.data());
+  }
+
+ private:
+  struct Flags {
+    std::vector<uint8_t> terminated, truncated;
+  };
+  std::unique_ptr<scripts::RewardShaper> shaper_;
+  std::vector<Flags> flags_;  // per group
+};
 
 const char* kHelp =
     "usage: moonseed actor --connect ADDRESS [--actor-id N] [--auth-token T]\n"
@@ -19,6 +68,8 @@ const char* kHelp =
     "many and with which seeds; the actor only needs the address:\n"
     "  unix:/path/to/learner.sock   a learner on this host\n"
     "  tcp:HOST:PORT                a learner on another host\n"
+    "The experiment's reward_shaping function comes from the learner too and\n"
+    "runs here, in the actor's own LuaJIT state (docs/reward-shaping.md).\n"
     "\n"
     "If the learner goes away the actor reconnects with backoff for at most\n"
     "--reconnect-for seconds (default 60), then exits with code 3.\n"
@@ -63,6 +114,7 @@ int actor_command(const Args& args) {
     std::cerr << "moonseed actor: --connect ADDRESS is required\n\n" << kHelp;
     return 2;
   }
+  options.hook = std::make_shared<LuaRewardShaping>();
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);

@@ -315,6 +315,13 @@ int run_command(const Args& args) {
         next_checkpoint = cfg.checkpoint.interval_s > 0 ? now + cfg.checkpoint.interval_s : 1e300;
       }
     }
+    // Actors' reports (a reward-shaping function that failed, ...): the learner
+    // printed them; they go into metrics.jsonl too.
+    for (const std::string& notice : learner.take_notices()) {
+      engine::MetricsRow event;
+      event.add("time_s", now - t0).add("event", "actor_notice").add("notice", notice);
+      metrics.append(event);
+    }
     if (now < next_tick) continue;
     engine::LearnerStats s = learner.stats();
     // Scheduled control-loop fields (stop, log, checkpoint) at the current frame count.

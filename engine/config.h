@@ -84,6 +84,20 @@ struct CheckpointConfig {
   int keep = 3;              // newest checkpoints kept
 };
 
+// Reward shaping (docs/reward-shaping.md): a Lua function the actors call once
+// per group of envs per step, kept as its exact text so the engine can send it
+// to actor processes without Lua. Reload class: boundary.
+struct RewardShapingConfig {
+  std::string source;      // "function(n, reward, ...) ... end"; "" = no shaping
+  std::string chunk_name;  // "@path" of the file it was written in: errors name that file
+  int first_line = 1;      // line of its `function` keyword in that file
+
+  bool operator==(const RewardShapingConfig& o) const {
+    return source == o.source && chunk_name == o.chunk_name && first_line == o.first_line;
+  }
+  bool operator!=(const RewardShapingConfig& o) const { return !(*this == o); }
+};
+
 struct ExperimentConfig {
   std::string name = "experiment";
   std::string algo = "vtrace";
@@ -102,6 +116,9 @@ struct ExperimentConfig {
   // Fields that follow a schedule (engine/schedule.h), sorted by path; empty =
   // every field constant. Each such field also holds its value at x = 0.
   std::vector<ScheduledField> schedules;
+  // Not a schema field (no FieldType holds a function): scripts/config_schema.h
+  // lists it as kRewardShapingPath.
+  RewardShapingConfig reward_shaping;
 };
 
 }  // namespace moonseed::engine

@@ -6,11 +6,13 @@
 #include <cstring>
 #include <deque>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <optional>
 
 #include <torch/torch.h>
 
+#include "engine/actor_config.h"
 #include "engine/bounded_queue.h"
 #include "engine/clock.h"
 #include "engine/inference_batcher.h"
@@ -35,6 +37,8 @@ struct StepRequest {
 };
 
 constexpr size_t kReturnWindow = 100;
+constexpr size_t kMaxNotices = 256;       // kept between two take_notices()
+constexpr size_t kMaxNoticeBytes = 2000;  // an actor's text beyond this is cut
 
 envs::EnvSpec spec_of(const EnvConfig& env) {
   return envs::make_env(env.id, env.options)->spec();
@@ -77,7 +81,9 @@ struct Learner::Impl {
                                  config.learner.queue_capacity)),
         actor_connected(config.topology.actors, false),
         actor_connections(config.topology.actors, 0),
-        actor_links(config.topology.actors) {
+        actor_links(config.topology.actors),
+        welcomed_version(config.topology.actors, 0),
+        actor_payload(encode_actor_config(actor_config_of(config))) {
     model->to(device);
     optimizer = make_optimizer(cfg.optimizer, model->parameters());
   }
@@ -110,14 +116,20 @@ struct Learner::Impl {
   std::vector<bool> actor_connected;         // GUARDED_BY(actors_mu)
   std::vector<uint64_t> actor_connections;   // GUARDED_BY(actors_mu)
   std::vector<std::weak_ptr<rpc::ActorLink>> actor_links;  // GUARDED_BY(actors_mu)
+  std::vector<uint64_t> welcomed_version;    // GUARDED_BY(actors_mu): config version of the last Welcome
 
   // Hot reload: set_hot_config -> the training thread, at its next step.
+  // Lock order: actors_mu before hot_mu.
   std::mutex hot_mu;
   std::optional<ExperimentConfig> pending_hot;  // GUARDED_BY(hot_mu)
   std::atomic<bool> hot_pending{false};
   std::atomic<uint64_t> config_version{0};
   std::atomic<uint64_t> applied_config_version{0};
+  std::string actor_payload;  // GUARDED_BY(hot_mu): boundary fields of config_version
   void take_hot_config();
+
+  std::mutex notices_mu;
+  std::deque<std::string> notices;  // GUARDED_BY(notices_mu)
 
   // Pause (set_paused): the training thread waits between steps.
   mutable std::mutex pause_mu;
@@ -375,6 +387,7 @@ void Learner::stop() {
 
 void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
   Impl& m = *impl_;
+  std::string payload;
   {
     std::lock_guard<std::mutex> lock(m.hot_mu);
     if (version <= m.config_version.load()) {
@@ -383,7 +396,9 @@ void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
     }
     m.pending_hot = config;
     m.config_version.store(version);
+    m.actor_payload = encode_actor_config(actor_config_of(config));
     m.hot_pending.store(true, std::memory_order_release);
+    payload = m.actor_payload;
   }
   std::vector<std::shared_ptr<rpc::ActorLink>> links;
   {
@@ -392,7 +407,7 @@ void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
       if (auto link = weak.lock()) links.push_back(std::move(link));
     }
   }
-  for (const auto& link : links) link->send_config(rpc::ConfigUpdate{version, {}});
+  for (const auto& link : links) link->send_config(rpc::ConfigUpdate{version, payload});
 }
 
 void Learner::set_paused(bool paused) {
@@ -545,15 +560,53 @@ rpc::Admission Learner::on_hello(const rpc::Hello& hello) {
   w.num_envs = static_cast<uint32_t>(m.cfg.topology.envs_per_actor);
   w.num_groups = static_cast<uint32_t>(m.cfg.topology.groups_per_actor);
   w.seed = actor_seed(m.cfg.seed, id, connection);
-  w.config_version = m.config_version.load();
+  w.unroll_length = static_cast<uint32_t>(m.cfg.learner.unroll);
+  {
+    std::lock_guard<std::mutex> hot(m.hot_mu);
+    w.config_version = m.config_version.load();
+    w.payload = m.actor_payload;
+  }
+  m.welcomed_version[static_cast<size_t>(id)] = w.config_version;
   return admission;
 }
 
 void Learner::on_connect(std::shared_ptr<rpc::ActorLink> link) {
   Impl& m = *impl_;
-  std::lock_guard<std::mutex> lock(m.actors_mu);
   const int32_t id = link->actor_id();
-  if (id >= 0 && id < m.cfg.topology.actors) m.actor_links[static_cast<size_t>(id)] = link;
+  if (id < 0 || id >= m.cfg.topology.actors) return;
+  // A set_hot_config between this actor's Welcome and now did not see its
+  // link: send what it missed (a duplicate is ignored by the actor).
+  rpc::ConfigUpdate missed;
+  {
+    std::lock_guard<std::mutex> lock(m.actors_mu);
+    m.actor_links[static_cast<size_t>(id)] = link;
+    std::lock_guard<std::mutex> hot(m.hot_mu);
+    missed.config_version = m.config_version.load();
+    if (missed.config_version == m.welcomed_version[static_cast<size_t>(id)]) return;
+    missed.payload = m.actor_payload;
+  }
+  link->send_config(std::move(missed));
+}
+
+void Learner::on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice) {
+  Impl& m = *impl_;
+  std::string text = "actor " + std::to_string(link->actor_id()) + ": " +
+                     notice.text.substr(0, kMaxNoticeBytes) +
+                     (notice.text.size() > kMaxNoticeBytes ? "..." : "");
+  // The progress line may be on screen: start a line of our own.
+  std::cerr << "\nmoonseed: " << text << std::endl;
+  std::lock_guard<std::mutex> lock(m.notices_mu);
+  m.notices.push_back(std::move(text));
+  if (m.notices.size() > kMaxNotices) m.notices.pop_front();
+}
+
+std::vector<std::string> Learner::take_notices() {
+  Impl& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.notices_mu);
+  std::vector<std::string> out(std::make_move_iterator(m.notices.begin()),
+                               std::make_move_iterator(m.notices.end()));
+  m.notices.clear();
+  return out;
 }
 
 void Learner::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) {

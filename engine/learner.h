@@ -94,7 +94,9 @@ class Learner : public rpc::ActorService {
   // equal the running config's: the caller refuses reloads that change
   // restart-only fields (scripts::changed_fields and the schema's reload
   // classes). Connected actors, and actors that connect later, are sent a
-  // ConfigUpdate with `version`, which they stamp on their StepBatches.
+  // ConfigUpdate with `version` and the boundary fields (engine/actor_config.h:
+  // reward shaping), which each group of envs takes at its next unroll boundary
+  // and from then stamps on its StepBatches.
   // `version` must grow with each call. Thread-safe; any time after start().
   void set_hot_config(const ExperimentConfig& config, uint64_t version);
 
@@ -112,6 +114,11 @@ class Learner : public rpc::ActorService {
   Evaluation evaluate(int episodes, uint64_t seed, bool greedy, int64_t max_steps = 100000);
 
   LearnerStats stats() const;
+
+  // ActorNotices received since the last call, oldest first, each as
+  // "actor N: text" (also printed to stderr when they arrive). At most the
+  // newest 256 are kept between calls. Thread-safe.
+  std::vector<std::string> take_notices();
   // Writes a checkpoint between two training steps (waits for the current one).
   // `elapsed_s` is stored in the counters.
   void save_checkpoint(const std::string& path, double elapsed_s);
@@ -121,6 +128,7 @@ class Learner : public rpc::ActorService {
   void on_connect(std::shared_ptr<rpc::ActorLink> link) override;
   void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override;
   void on_disconnect(int32_t actor_id, const std::string& reason) override;
+  void on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice) override;
 
  private:
   struct Impl;

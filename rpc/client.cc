@@ -189,6 +189,11 @@ void Client::send(const StepBatch& batch) {
   write_frame();
 }
 
+void Client::send(const ActorNotice& notice) {
+  encode(notice, out_);
+  write_frame();
+}
+
 Incoming Client::receive(std::chrono::milliseconds timeout) {
   Incoming in;
   receive_into(in, timeout);

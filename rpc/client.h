@@ -84,6 +84,7 @@ class Client {
                 std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
   void send(const StepBatch& batch);
+  void send(const ActorNotice& notice);
 
   // Waits up to `timeout` for the next message from the learner.
   Incoming receive(std::chrono::milliseconds timeout);

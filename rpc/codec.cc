@@ -205,6 +205,9 @@ void read_welcome(wire::Welcome::Reader r, Welcome& out) {
   out.num_groups = r.getNumGroups();
   out.seed = r.getSeed();
   out.config_version = r.getConfigVersion();
+  out.unroll_length = r.getUnrollLength();
+  auto payload = r.getPayload();
+  out.payload.assign(reinterpret_cast<const char*>(payload.begin()), payload.size());
 }
 
 void read_step_batch(wire::StepBatch::Reader r, StepBatch& out) {
@@ -262,6 +265,13 @@ bool decode_frame(const kj::ArrayPtr<const kj::ArrayPtr<const word>> segments,
         break;
       }
       case wire::Frame::BYE: read_text(frame.getBye().getReason(), hold<Bye>(out).reason); break;
+      case wire::Frame::ACTOR_NOTICE: {
+        auto r = frame.getActorNotice();
+        auto& notice = hold<ActorNotice>(out);
+        notice.config_version = r.getConfigVersion();
+        read_text(r.getText(), notice.text);
+        break;
+      }
       default:
         error.reason = "unknown frame type " + std::to_string(static_cast<unsigned>(frame.which()));
         return false;
@@ -377,9 +387,9 @@ DecodeResult decode(const uint8_t* data, size_t size, const FrameLimits& limits)
 }
 
 const char* message_name(const Message& message) {
-  static const char* const kNames[] = {"Hello",       "Welcome",      "StepBatch",
-                                       "ActionBatch", "ConfigUpdate", "Bye"};
-  static_assert(std::variant_size_v<Message> == 6, "name every message type");
+  static const char* const kNames[] = {"Hello",        "Welcome", "StepBatch",  "ActionBatch",
+                                       "ConfigUpdate", "Bye",     "ActorNotice"};
+  static_assert(std::variant_size_v<Message> == 7, "name every message type");
   return kNames[message.index()];
 }
 
@@ -394,7 +404,7 @@ size_t estimate_words(const Welcome& m) {
                  blob_words(m.env_spec.id.size()) + space_words(m.env_spec.observation) +
                  space_words(m.env_spec.action);
   for (const auto& option : m.env_options) words += 3 + blob_words(option.first.size());
-  return words;
+  return words + blob_words(m.payload.size());
 }
 
 size_t estimate_words(const StepBatch& m) {
@@ -409,6 +419,8 @@ size_t estimate_words(const ConfigUpdate& m) {
 }
 
 size_t estimate_words(const Bye& m) { return kFixedWords + blob_words(m.reason.size()); }
+
+size_t estimate_words(const ActorNotice& m) { return kFixedWords + blob_words(m.text.size()); }
 
 void build(const Hello& m, wire::Frame::Builder frame) {
   auto b = frame.initHello();
@@ -438,6 +450,8 @@ void build(const Welcome& m, wire::Frame::Builder frame) {
   b.setNumGroups(m.num_groups);
   b.setSeed(m.seed);
   b.setConfigVersion(m.config_version);
+  b.setUnrollLength(m.unroll_length);
+  b.setPayload(bytes_of(m.payload));
 }
 
 void build(const StepBatch& m, wire::Frame::Builder frame) {
@@ -468,6 +482,12 @@ void build(const Bye& m, wire::Frame::Builder frame) {
   frame.initBye().setReason(text_of(m.reason));
 }
 
+void build(const ActorNotice& m, wire::Frame::Builder frame) {
+  auto b = frame.initActorNotice();
+  b.setConfigVersion(m.config_version);
+  b.setText(text_of(m.text));
+}
+
 template <typename T>
 void encode_with(const T& message, size_t first_segment_words, std::vector<uint8_t>& frame) {
   FrameBuilder builder(frame, first_segment_words);
@@ -495,6 +515,9 @@ void encode(const ConfigUpdate& m, std::vector<uint8_t>& frame) {
 void encode(const Bye& m, std::vector<uint8_t>& frame) {
   encode_with(m, estimate_words(m), frame);
 }
+void encode(const ActorNotice& m, std::vector<uint8_t>& frame) {
+  encode_with(m, estimate_words(m), frame);
+}
 
 void encode(const Message& message, std::vector<uint8_t>& frame) {
   std::visit([&frame](const auto& m) { encode(m, frame); }, message);
@@ -506,6 +529,7 @@ std::vector<uint8_t> encode(const StepBatch& m) { return encoded(m); }
 std::vector<uint8_t> encode(const ActionBatch& m) { return encoded(m); }
 std::vector<uint8_t> encode(const ConfigUpdate& m) { return encoded(m); }
 std::vector<uint8_t> encode(const Bye& m) { return encoded(m); }
+std::vector<uint8_t> encode(const ActorNotice& m) { return encoded(m); }
 
 namespace detail {
 

@@ -50,14 +50,14 @@ struct FrameExtent {
 FrameExtent frame_extent(const uint8_t* data, size_t available, const FrameLimits& limits);
 
 // Everything that may travel in a Frame.
-using Message = std::variant<Hello, Welcome, StepBatch, ActionBatch, ConfigUpdate, Bye>;
+using Message = std::variant<Hello, Welcome, StepBatch, ActionBatch, ConfigUpdate, Bye, ActorNotice>;
 
 struct DecodeError {
   std::string reason;
 };
 
 using DecodeResult =
-    std::variant<Hello, Welcome, StepBatch, ActionBatch, ConfigUpdate, Bye, DecodeError>;
+    std::variant<Hello, Welcome, StepBatch, ActionBatch, ConfigUpdate, Bye, ActorNotice, DecodeError>;
 
 // Decodes exactly one frame of `size` bytes (as told by frame_extent); trailing
 // bytes are an error. `data` need not be 8-byte aligned (unaligned input is
@@ -80,6 +80,7 @@ void encode(const StepBatch& message, std::vector<uint8_t>& frame);
 void encode(const ActionBatch& message, std::vector<uint8_t>& frame);
 void encode(const ConfigUpdate& message, std::vector<uint8_t>& frame);
 void encode(const Bye& message, std::vector<uint8_t>& frame);
+void encode(const ActorNotice& message, std::vector<uint8_t>& frame);
 void encode(const Message& message, std::vector<uint8_t>& frame);
 
 // Convenience forms returning a fresh vector.
@@ -89,6 +90,7 @@ std::vector<uint8_t> encode(const StepBatch& message);
 std::vector<uint8_t> encode(const ActionBatch& message);
 std::vector<uint8_t> encode(const ConfigUpdate& message);
 std::vector<uint8_t> encode(const Bye& message);
+std::vector<uint8_t> encode(const ActorNotice& message);
 
 namespace detail {
 // For tests and the fuzz corpus: encodes with segments of about

@@ -2,8 +2,8 @@
 // the actor loop see; the Cap'n Proto encoding of them stays inside rpc/.
 //
 // Stream: Hello -> Welcome, then StepBatch -> ActionBatch (many in flight, one
-// reply per batch, matched by `seq`), ConfigUpdate pushed by the learner at any
-// time, Bye from either side.
+// reply per batch, matched by `seq`), ConfigUpdate pushed by the learner and
+// ActorNotice sent by the actor at any time, Bye from either side.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,9 @@
 
 namespace moonseed::rpc {
 
-constexpr uint32_t kProtocolVersion = 1;
+// 2: Welcome carries the boundary config and the unroll length, actors send
+// ActorNotice. A version-1 actor would run without the learner's reward shaping.
+constexpr uint32_t kProtocolVersion = 2;
 
 struct Hello {
   uint32_t protocol_version = kProtocolVersion;
@@ -35,6 +37,10 @@ struct Welcome {
   uint32_t num_groups = 2;   // envs are split in groups that alternate
   uint64_t seed = 0;         // env i of this actor is seeded with seed + i at first reset
   uint64_t config_version = 0;
+  // Unroll length T of the learner: each group of envs takes a new config every
+  // T of its steps, at the learner's unroll boundaries. 0: at once.
+  uint32_t unroll_length = 0;
+  std::string payload;       // the config of `config_version`, as ConfigUpdate::payload
 };
 
 // Per-env flags in StepBatch::flags.
@@ -69,6 +75,13 @@ struct ActionBatch {
 struct ConfigUpdate {
   uint64_t config_version = 0;
   std::string payload;  // opaque to rpc/: the learner and actor agree on it
+};
+
+// Something the actor's operator should know, printed and recorded by the
+// learner (e.g. the reward shaping function failed and was set aside).
+struct ActorNotice {
+  uint64_t config_version = 0;  // the config the actor was running
+  std::string text;
 };
 
 struct Bye {

@@ -58,6 +58,8 @@ struct Welcome {
   numGroups @6 :UInt32;
   seed @7 :UInt64;
   configVersion @8 :UInt64;
+  unrollLength @9 :UInt32;
+  payload @10 :Data;  # as ConfigUpdate.payload
 }
 
 struct StepBatch {
@@ -80,6 +82,11 @@ struct ConfigUpdate {
   payload @1 :Data;  # opaque bytes, so any std::string survives unchanged
 }
 
+struct ActorNotice {
+  configVersion @0 :UInt64;
+  text @1 :Text;
+}
+
 struct Bye {
   reason @0 :Text;
 }
@@ -92,5 +99,6 @@ struct Frame {
     actionBatch @3 :ActionBatch;
     configUpdate @4 :ConfigUpdate;
     bye @5 :Bye;
+    actorNotice @6 :ActorNotice;
   }
 }

@@ -5,12 +5,13 @@
 // a Bye naming the mismatch, then close); service.on_hello decides admission
 // (refused: Bye with the service's reason, then close); accepted: Welcome is
 // sent, then service.on_connect(link). Each StepBatch goes to
-// service.on_steps(link, batch). A malformed or oversized frame, or a message
-// the learner never expects from an actor, closes that connection only: one
-// line naming the peer and the reason goes to stderr, the actor gets a Bye with
-// the reason (best effort), and service.on_disconnect(actor_id, reason) is
-// called. on_disconnect is called exactly once for every connection that was
-// given to on_connect, and never for the others.
+// service.on_steps(link, batch), each ActorNotice to service.on_notice. A
+// malformed or oversized frame, or a message the learner never expects from an
+// actor, closes that connection only: one line naming the peer and the reason
+// goes to stderr, the actor gets a Bye with the reason (best effort), and
+// service.on_disconnect(actor_id, reason) is called. on_disconnect is called
+// exactly once for every connection that was given to on_connect, and never for
+// the others.
 //
 // Ownership: the Server borrows the service, which must outlive it. Links given
 // to the service may be kept past the server's destruction: their send_*

@@ -41,6 +41,8 @@ class ActorService {
   virtual void on_steps(const std::shared_ptr<ActorLink>& link, StepBatch&& batch) = 0;
   // The connection ended: Bye, EOF, error or bad frame (reason says which).
   virtual void on_disconnect(int32_t actor_id, const std::string& reason) = 0;
+  // An ActorNotice from a connected actor. Does nothing unless overridden.
+  virtual void on_notice(const std::shared_ptr<ActorLink>& link, const ActorNotice& notice) {}
 };
 
 }  // namespace moonseed::rpc

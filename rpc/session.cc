@@ -78,6 +78,7 @@ void Session::post_shutdown(std::string reason) {
 }
 
 void Session::read() {
+  reading_ = true;
   socket_.async_read_some(
       asio::buffer(reader_.write_ptr(), reader_.writable()),
       [self = shared_from_this()](const std::error_code& error, size_t bytes) {
@@ -86,7 +87,20 @@ void Session::read() {
 }
 
 void Session::on_read(const std::error_code& error, size_t bytes) {
-  if (state_ == State::kClosing || state_ == State::kClosed) return;
+  reading_ = false;
+  if (state_ == State::kClosed) return;
+  if (state_ == State::kClosing) {
+    // Lingering close: what the actor still sends is read and dropped until
+    // it closes its side (it has our Bye) or the grace timer ends it. Closing
+    // with unread data would reset the connection, and a reset can destroy
+    // the Bye before the actor reads it.
+    if (error) {
+      finish_close();
+    } else {
+      read();
+    }
+    return;
+  }
   if (error) {
     close_reason_ = error == asio::error::eof ? "actor closed the connection"
                                               : "read error: " + error.message();
@@ -126,6 +140,12 @@ void Session::handle_frame(const uint8_t* data, size_t size) {
       host_.service().on_steps(link_, std::move(*batch));
     } catch (const std::exception& e) {
       fail(std::string("service failed on a StepBatch: ") + e.what());
+    }
+  } else if (auto* notice = std::get_if<ActorNotice>(&incoming_)) {
+    try {
+      host_.service().on_notice(link_, *notice);
+    } catch (const std::exception& e) {
+      fail(std::string("service failed on an ActorNotice: ") + e.what());
     }
   } else if (auto* bye = std::get_if<Bye>(&incoming_)) {
     close_reason_ = "actor said bye: " + bye->reason;
@@ -267,7 +287,14 @@ void Session::on_written(const std::error_code& error) {
     start_write_locked();
   } else if (state_ == State::kClosing) {
     lock.unlock();
-    finish_close();
+    if (!bye_sent_) {
+      finish_close();  // closing without a Bye: nothing to wait for
+      return;
+    }
+    // The Bye is out: end our side (FIN after it) and wait for the actor's EOF.
+    std::error_code ignored;
+    socket_.shutdown(asio::socket_base::shutdown_send, ignored);
+    if (!reading_) read();
   }
 }
 
@@ -285,6 +312,7 @@ void Session::begin_close(const std::string& reason, bool send_bye) {
     finish_close();
     return;
   }
+  bye_sent_ = true;
   enqueue(Message(Bye{reason}));
   // A peer that does not read must not keep the connection open forever.
   close_timer_.expires_after(host_.options().close_grace);

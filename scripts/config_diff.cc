@@ -64,7 +64,16 @@ ConfigDiff diff_configs(const engine::ExperimentConfig& running, const engine::E
     const FieldSchema* field = find_field(path);
     FieldChange change;
     change.path = path;
-    if (field == nullptr) {
+    if (path == kRewardShapingPath) {
+      // A function: its text is no value to print.
+      const bool was = !running.reward_shaping.source.empty();
+      const bool is = !loaded.reward_shaping.source.empty();
+      change.reload = kRewardShapingReload;
+      change.before = was ? "(function)" : "nil";
+      change.after = !is ? "nil" : was ? "(function changed)" : "(function)";
+      change.before_json = was ? engine::json_quote(change.before) : "null";
+      change.after_json = is ? engine::json_quote(change.after) : "null";
+    } else if (field == nullptr) {
       // Not a plain field (e.g. a schedule): hot by construction of the caller's schema.
       change.reload = ReloadClass::kHot;
       change.before = change.after = "(changed)";

@@ -208,8 +208,10 @@ std::vector<FieldSchema> build_schema() {
 // the binding here is updated.
 [[maybe_unused]] void schema_lists_every_member(ExperimentConfig& c) {
   // `schedules` is not a field: it belongs to the fields it schedules.
+  // `reward_shaping` is kRewardShapingPath, handled by hand (config_schema.h).
   [[maybe_unused]] auto& [name, algo, seed, runs_dir, env, model, vtrace, optimizer, topology, inference,
-                          learner, stop, log, checkpoint, schedules] = c;
+                          learner, stop, log, checkpoint, schedules, reward_shaping] = c;
+  [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
   [[maybe_unused]] auto& [env_id, env_options] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, shared_torso, init_log_std] = c.model;
   [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost] = c.vtrace;
@@ -267,7 +269,9 @@ std::string did_you_mean(const std::string& unknown_path) {
   const std::string parent = dot == std::string::npos ? "" : unknown_path.substr(0, dot);
   const std::string leaf = dot == std::string::npos ? unknown_path : unknown_path.substr(dot + 1);
   // A sibling with a close name: a typo.
-  std::string sibling = closest_name(leaf, names_in(parent));
+  std::vector<std::string> siblings = names_in(parent);
+  if (parent.empty()) siblings.push_back(kRewardShapingPath);
+  std::string sibling = closest_name(leaf, siblings);
   if (!sibling.empty()) return parent.empty() ? sibling : parent + "." + sibling;
   // The same name in another section: a field written at the wrong level.
   for (const FieldSchema& f : config_schema()) {
@@ -328,6 +332,10 @@ std::string schema_markdown() {
                       "` | " + range_text(f) + " | " + reload_name(f.reload) + " | " + f.doc + " |\n";
     md += row;
   }
+  md += std::string("| `") + kRewardShapingPath + "` | function | `nil` | a Lua function, or `false` for none | " +
+        reload_name(kRewardShapingReload) +
+        " | run by the actors once per group of envs per step to rewrite rewards: see "
+        "[reward-shaping.md](reward-shaping.md) |\n";
   return md;
 }
 
@@ -341,6 +349,7 @@ std::vector<std::string> changed_fields(const engine::ExperimentConfig& a,
         schedule_a == nullptr ? schedule_b == nullptr : schedule_b != nullptr && *schedule_a == *schedule_b;
     if (f.get(a) != f.get(b) || !same_schedule) changed.push_back(f.path);
   }
+  if (a.reward_shaping.source != b.reward_shaping.source) changed.push_back(kRewardShapingPath);
   return changed;
 }
 

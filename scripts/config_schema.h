@@ -49,6 +49,13 @@ struct FieldSchema {
   std::function<void(engine::ExperimentConfig&, const FieldValue&)> set;
 };
 
+// `reward_shaping` (engine::RewardShapingConfig) is a Lua function, which no
+// FieldType holds, so it has no FieldSchema: the loader reads it
+// (scripts/shaping_function.h), to_lua writes it back, changed_fields reports
+// it under this path when its text changes, and docs/config.md lists it.
+inline constexpr const char* kRewardShapingPath = "reward_shaping";
+inline constexpr ReloadClass kRewardShapingReload = ReloadClass::kBoundary;
+
 // Every field, in the order of engine/config.h.
 const std::vector<FieldSchema>& config_schema();
 // nullptr when `path` names no field.
@@ -65,7 +72,10 @@ const char* type_name(FieldType type);
 const char* reload_name(ReloadClass reload);
 
 // Paths of the fields whose values differ (what a hot reload diffs), including
-// fields whose schedule (engine/schedule.h) differs or is given or removed.
+// fields whose schedule (engine/schedule.h) differs or is given or removed,
+// then kRewardShapingPath when the shaping function's text differs (where it
+// was written is not compared: a config.lua written by to_lua holds the same
+// function at another place).
 std::vector<std::string> changed_fields(const engine::ExperimentConfig& a,
                                         const engine::ExperimentConfig& b);
 

@@ -14,6 +14,7 @@
 #include "scripts/lua_api.h"
 #include "scripts/lua_state.h"
 #include "scripts/sha256.h"
+#include "scripts/shaping_function.h"
 #include "scripts/source_locator.h"
 
 namespace moonseed::scripts {
@@ -112,7 +113,9 @@ class ScriptReader {
     if (place.anchor) key_place = locator_.find_key(*place.anchor, key);
     const int line = key_place ? key_place->line : place.line;
 
-    if (const FieldSchema* field = find_field(path)) {
+    if (path == kRewardShapingPath) {
+      read_reward_shaping(place.file, line);
+    } else if (const FieldSchema* field = find_field(path)) {
       Place value_place{place.file, key_place ? key_place->value : std::nullopt, line};
       read_field(*field, value_place);
     } else if (is_section(path)) {
@@ -184,6 +187,23 @@ class ScriptReader {
       return;
     }
     (*values_)[field.path] = Assigned{std::move(*value), place.file, place.line};
+  }
+
+  // Value at -1: a function, or false for none (scripts/shaping_function.h).
+  void read_reward_shaping(const std::string& file, int line) {
+    if (lua_type(L_, -1) == LUA_TBOOLEAN && !lua_toboolean(L_, -1)) {
+      reward_shaping_ = engine::RewardShapingConfig{};
+      return;
+    }
+    if (lua_type(L_, -1) != LUA_TFUNCTION) {
+      return issue(file, line, kRewardShapingPath, "expected a function (or false for none), got " + describe(L_, -1));
+    }
+    ShapingRead read = read_shaping_function(L_, -1);
+    if (!read.problem.empty()) {
+      const bool own_place = !read.file.empty();
+      return issue(own_place ? read.file : file, own_place ? read.line : line, kRewardShapingPath, read.problem);
+    }
+    reward_shaping_ = std::move(read.function);
   }
 
   // Value at -1: a schedule (config_schedules.h) given to `field`.
@@ -311,6 +331,13 @@ class ScriptReader {
   SourceLocator locator_;
   std::vector<ConfigIssue>* issues_;
   std::map<std::string, Assigned>* values_;
+
+ public:
+  // The last layer's reward_shaping, when a layer set it.
+  const std::optional<engine::RewardShapingConfig>& reward_shaping() const { return reward_shaping_; }
+
+ private:
+  std::optional<engine::RewardShapingConfig> reward_shaping_;
 };
 
 void apply_override(const std::string& text, std::map<std::string, Assigned>* values,
@@ -321,6 +348,7 @@ void apply_override(const std::string& text, std::map<std::string, Assigned>* va
     issues->push_back(ConfigIssue{kCommandLine, 0, field, message + " (in override '" + text + "')"});
   };
   if (eq == std::string::npos || path.empty()) return fail(text, "expected FIELD=VALUE");
+  if (path == kRewardShapingPath) return fail(path, "is a Lua function: set it in the script");
   const std::string value_text = text.substr(eq + 1);
   try {
     if (const FieldSchema* field = find_field(path)) {
@@ -634,6 +662,7 @@ LoadedExperiment load_experiment_sources(const std::string& path,
   for (const std::string& o : overrides) apply_override(o, &values, &issues);
 
   engine::ExperimentConfig config;
+  if (reader.reward_shaping()) config.reward_shaping = *reader.reward_shaping();
   for (const auto& [field_path, a] : values) {
     const FieldSchema& field = *find_field(field_path);
     const std::string problem = check_value(field, a.value);
@@ -667,6 +696,9 @@ std::string to_lua(const engine::ExperimentConfig& config) {
     }
     out += "  },\n";
   }
+  // The function's own text; read back, errors name config.lua and its lines there.
+  const std::string& shaping = config.reward_shaping.source;
+  out += std::string("  ") + kRewardShapingPath + " = " + (shaping.empty() ? "false" : shaping) + ",\n";
   return out + "}\n";
 }
 

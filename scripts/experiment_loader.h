@@ -35,6 +35,11 @@
 // config.schedules records the schedule. An override is a number and replaces
 // the field's schedule.
 //
+// Reward shaping (scripts/shaping_function.h, docs/reward-shaping.md): a
+// top-level `reward_shaping` function is kept as its exact text, checked for
+// upvalues and compiled as the actors will; `false` removes a recipe's. It is
+// not a schema field and cannot be overridden on the command line.
+//
 // Failures: a script that does not load or raises an error -> ScriptError
 // (Lua's file:line and a traceback). Any invalid field -> ConfigError listing
 // every problem found, each naming file:line and the field: unknown keys (with

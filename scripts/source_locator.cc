@@ -35,19 +35,23 @@ class Lexer {
         const int line = line_;
         const size_t start = i_;
         skip_long_bracket();
-        out.push_back({SourceLocator::Token::kString, s_.substr(start, i_ - start), line});
+        out.push_back({SourceLocator::Token::kString, s_.substr(start, i_ - start), line, start, i_});
       } else if (c == '"' || c == '\'') {
         const int line = line_;
-        out.push_back({SourceLocator::Token::kString, quoted_string(c), line});
+        const size_t start = i_;
+        std::string text = quoted_string(c);
+        out.push_back({SourceLocator::Token::kString, std::move(text), line, start, i_});
       } else if (is_name_start(c)) {
         const size_t start = i_;
         while (i_ < s_.size() && is_name_char(s_[i_])) ++i_;
-        out.push_back({SourceLocator::Token::kName, s_.substr(start, i_ - start), line_});
+        out.push_back({SourceLocator::Token::kName, s_.substr(start, i_ - start), line_, start, i_});
       } else if (std::isdigit(static_cast<unsigned char>(c)) ||
                  (c == '.' && std::isdigit(static_cast<unsigned char>(peek(1))))) {
         skip_number();
       } else {
-        out.push_back({SourceLocator::Token::kPunct, punctuation(), line_});
+        const size_t start = i_;
+        std::string text = punctuation();
+        out.push_back({SourceLocator::Token::kPunct, std::move(text), line_, start, i_});
       }
     }
     return out;

@@ -35,6 +35,8 @@ class SourceLocator {
     enum Kind { kName, kString, kPunct } kind;
     std::string text;  // name, string contents (escapes not decoded), or punctuation
     int line;
+    size_t begin = 0;  // byte offsets of the token in the source: [begin, end)
+    size_t end = 0;
   };
 
   // A constructor in a file: index of its `{` token.

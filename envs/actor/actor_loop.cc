@@ -27,6 +27,9 @@ struct EnvGroup {
   uint32_t begin = 0;
   uint32_t count = 0;
   uint64_t sent = 0;            // messages sent, for seq numbers
+  uint64_t steps = 0;           // observations of this connection: 0 is the reset one
+  uint64_t config_version = 0;  // the config this group runs, stamped on its batches
+  bool configured = false;      // config_version was applied (hook told)
   rpc::StepBatch batch;         // reused: no allocation per step
   std::vector<uint8_t> ended;   // per env: the last observation sent was final
 };
@@ -115,7 +118,11 @@ class Actor {
         log("learner said bye: " + bye->reason);
         return ActorExit::kBye;
       } else if (auto* update = std::get_if<rpc::ConfigUpdate>(&incoming)) {
-        config_version_ = update->config_version;
+        // Taken by each group at its next unroll boundary; a repeat is ignored.
+        if (update->config_version > latest_version_) {
+          latest_version_ = update->config_version;
+          latest_payload_.swap(update->payload);
+        }
       } else if (std::holds_alternative<rpc::Closed>(incoming)) {
         log("connection lost: " + std::get<rpc::Closed>(incoming).reason);
         return std::nullopt;
@@ -134,11 +141,12 @@ class Actor {
         envs_.clear();  // a different run: start over
       } else {
         welcome_ = welcome;
+        take_config(welcome);
         return;
       }
     }
     welcome_ = welcome;
-    config_version_ = welcome.config_version;
+    take_config(welcome);
     if (welcome.num_envs == 0) throw std::runtime_error("learner assigned 0 envs");
     for (uint32_t i = 0; i < welcome.num_envs; ++i) {
       envs_.push_back(make_env(welcome.env_id, welcome.env_options));
@@ -166,6 +174,30 @@ class Actor {
       group.ended.assign(count, 0);
       begin += count;
     }
+    if (options_.hook) options_.hook->start(welcome.env_spec, num_groups);
+  }
+
+  // The Welcome's config is the newest: every group takes it when it starts.
+  void take_config(const rpc::Welcome& welcome) {
+    unroll_length_ = welcome.unroll_length;
+    latest_version_ = welcome.config_version;
+    latest_payload_ = welcome.payload;
+  }
+
+  uint32_t index_of(const EnvGroup& group) const { return static_cast<uint32_t>(&group - groups_.data()); }
+
+  // The group runs the newest config from its next step on.
+  void configure(EnvGroup& group) {
+    group.config_version = latest_version_;
+    group.configured = true;
+    if (options_.hook) report(group, options_.hook->apply_config(index_of(group), latest_version_, latest_payload_));
+  }
+
+  // A hook's problem: logged here, sent to the learner before the group's next batch.
+  void report(const EnvGroup& group, std::string problem) {
+    if (problem.empty()) return;
+    log(problem);
+    notices_.push_back(rpc::ActorNotice{group.config_version, std::move(problem)});
   }
 
   // Resets every env of the group; the first connection seeds them.
@@ -180,6 +212,9 @@ class Actor {
       group.ended[i] = 0;
     }
     if (&group == &groups_.back()) seeded_ = true;
+    // A connection starts the learner's unrolls afresh: a boundary.
+    group.steps = 0;
+    if (!group.configured || group.config_version != latest_version_) configure(group);
   }
 
   bool step_group(EnvGroup& group, const rpc::ActionBatch& actions) {
@@ -204,14 +239,26 @@ class Actor {
                                                   (r.truncated ? rpc::kTruncated : 0));
       group.ended[i] = r.terminated || r.truncated;
     }
+    ++group.steps;
+    rpc::StepBatch& b = group.batch;
+    if (options_.hook) {
+      report(group, options_.hook->on_step(index_of(group), group.count, b.rewards.data(), b.observations.data(),
+                                           b.flags.data()));
+    }
+    // These rewards close the previous unroll; the new config shapes the next one.
+    if (group.config_version != latest_version_ && (unroll_length_ == 0 || group.steps % unroll_length_ == 0)) {
+      configure(group);
+    }
     return true;
   }
 
   bool send(rpc::Client& client, EnvGroup& group) {
     uint64_t g = static_cast<uint64_t>(&group - groups_.data());
     group.batch.seq = (group.sent++ << 8) | g;
-    group.batch.config_version = config_version_;
+    group.batch.config_version = group.config_version;
     try {
+      for (const rpc::ActorNotice& notice : notices_) client.send(notice);
+      notices_.clear();
       client.send(group.batch);
       return true;
     } catch (const std::exception& e) {
@@ -229,7 +276,11 @@ class Actor {
   const std::atomic<bool>& stop_;
   int32_t actor_id_ = -1;
   rpc::Welcome welcome_;
-  uint64_t config_version_ = 0;
+  // The newest config heard of (Welcome or ConfigUpdate); groups take it at boundaries.
+  uint64_t latest_version_ = 0;
+  std::string latest_payload_;
+  uint32_t unroll_length_ = 0;
+  std::vector<rpc::ActorNotice> notices_;  // waiting to be sent
   std::vector<std::unique_ptr<Env>> envs_;
   std::vector<EnvGroup> groups_;
   size_t obs_bytes_ = 0;

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include <gtest/gtest.h>
 #include <stdexcept>
 
 namespace moonseed::testing {
@@ -94,6 +96,21 @@ std::vector<MetricsRow> read_metrics(const std::string& path) {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+void save_like_an_editor(const std::string& path, const std::string& text) {
+  {
+    std::ofstream out(path + ".swp");
+    out << text;
+  }
+  std::filesystem::rename(path + ".swp", path);
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
 }
 
 }  // namespace moonseed::testing

@@ -18,28 +18,12 @@ namespace {
 const std::string kBinary = MOONSEED_BINARY;
 const std::string kExample = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
 
-// Writes `text` to a new file and renames it over `path`, as editors save.
-void save(const std::string& path, const std::string& text) {
-  {
-    std::ofstream out(path + ".swp");
-    out << text;
-  }
-  std::filesystem::rename(path + ".swp", path);
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
 // A run of a copy of the example, watched; the test edits the copy.
 class ReloadRun : public ::testing::Test {
  protected:
   void SetUp() override {
     original_ = read_file(kExample);
-    save(script_, original_);
+    save_like_an_editor(script_, original_);
   }
   void start(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv = {kBinary, "run", script_, "runs_dir=" + dir_ + "/runs",
@@ -87,7 +71,7 @@ class ReloadRun : public ::testing::Test {
 
 TEST_F(ReloadRun, AHotFieldIsAppliedAtATrainingStepAndRecorded) {
   start();
-  save(script_, replaced(replaced(original_, "lr = 1e-3", "lr = 2.5e-4"), "entropy_cost = 0.01",
+  save_like_an_editor(script_, replaced(replaced(original_, "lr = 1e-3", "lr = 2.5e-4"), "entropy_cost = 0.01",
                          "entropy_cost = 0.02"));
   ASSERT_TRUE(eventually(30, [&] { return latest("config_version") == 1; })) << log();
   EXPECT_TRUE(eventually(10, [&] { return latest("learning_rate") == 2.5e-4; })) << log();
@@ -105,7 +89,7 @@ TEST_F(ReloadRun, AHotFieldIsAppliedAtATrainingStepAndRecorded) {
 
 TEST_F(ReloadRun, ARestartOnlyFieldIsRefusedNamingItAndNothingChanges) {
   start();
-  save(script_, replaced(replaced(original_, "hidden = { 64, 64 }", "hidden = { 32 }"), "lr = 1e-3",
+  save_like_an_editor(script_, replaced(replaced(original_, "hidden = { 64, 64 }", "hidden = { 32 }"), "lr = 1e-3",
                          "lr = 5e-4"));
   ASSERT_TRUE(eventually(30, [&] { return logged("reload refused"); })) << log();
   EXPECT_TRUE(logged("model.hidden ({64, 64} -> {32})")) << log();
@@ -120,23 +104,23 @@ TEST_F(ReloadRun, ARestartOnlyFieldIsRefusedNamingItAndNothingChanges) {
 
 TEST_F(ReloadRun, ABrokenScriptChangesNothingAndItsErrorIsShown) {
   start();
-  save(script_, replaced(original_, "lr = 1e-3", "lr = 5e-4,,"));
+  save_like_an_editor(script_, replaced(original_, "lr = 1e-3", "lr = 5e-4,,"));
   ASSERT_TRUE(eventually(30, [&] { return logged("reload failed"); })) << log();
   EXPECT_TRUE(logged(script_ + ":12:")) << log();  // the optimizer line
-  save(script_, replaced(original_, "lr = 1e-3", "lr = \"fast\""));
+  save_like_an_editor(script_, replaced(original_, "lr = 1e-3", "lr = \"fast\""));
   ASSERT_TRUE(eventually(30, [&] { return logged("optimizer.lr: expected a number"); })) << log();
   expect_training_goes_on();
   EXPECT_EQ(latest("config_version"), 0);
   EXPECT_EQ(latest("learning_rate"), 1e-3);
   // Fixed again: the next save applies.
-  save(script_, replaced(original_, "lr = 1e-3", "lr = 7e-4"));
+  save_like_an_editor(script_, replaced(original_, "lr = 1e-3", "lr = 7e-4"));
   EXPECT_TRUE(eventually(30, [&] { return latest("learning_rate") == 7e-4; })) << log();
   stop_cleanly();
 }
 
 TEST_F(ReloadRun, NoWatchLeavesTheRunAsItStarted) {
   start({"--no-watch"});
-  save(script_, replaced(original_, "lr = 1e-3", "lr = 2.5e-4"));
+  save_like_an_editor(script_, replaced(original_, "lr = 1e-3", "lr = 2.5e-4"));
   const double steps = trained_steps();
   // Long enough for several watch periods and training steps.
   ASSERT_TRUE(eventually(30, [&] { return trained_steps() > steps + 20; })) << log();
@@ -155,8 +139,8 @@ namespace {
 // step by step, as metrics.jsonl shows.
 TEST(ScheduledRun, TheLearningRateFollowsItsScheduleDuringARealRun) {
   const std::string dir = make_temp_dir("moonseed-schedule");
-  save(dir + "/base.lua", read_file(kExample));
-  save(dir + "/exp.lua",
+  save_like_an_editor(dir + "/base.lua", read_file(kExample));
+  save_like_an_editor(dir + "/exp.lua",
        "local ms = require 'moonseed'\n"
        "return ms.experiment {\n"
        "  extends = 'base',\n"

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/actor_config.h"
 #include "rpc/client.h"
 #include "rpc/server.h"
 
@@ -121,6 +122,74 @@ TEST(Learner, AnActorThatConnectsAfterAReloadIsWelcomedWithTheCurrentVersion) {
   s.learner.set_hot_config(small_config(), 3);
   rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
   EXPECT_EQ(client.hello(rpc::Hello{}).config_version, 3u);
+  client.close();
+}
+
+RewardShapingConfig doubling() {
+  RewardShapingConfig f;
+  f.source = "function(n, reward) for i = 0, n - 1 do reward[i] = 2 * reward[i] end end";
+  f.chunk_name = "@exp.lua";
+  f.first_line = 9;
+  return f;
+}
+
+RewardShapingConfig shaping_in(const std::string& payload) {
+  std::string error;
+  const std::optional<ActorConfig> config = decode_actor_config(payload, &error);
+  EXPECT_TRUE(config.has_value()) << error;
+  return config ? config->reward_shaping : RewardShapingConfig{};
+}
+
+TEST(Learner, TheWelcomeCarriesTheUnrollLengthAndTheRunsRewardShaping) {
+  ExperimentConfig c = small_config();
+  c.learner.unroll = 7;
+  c.reward_shaping = doubling();
+  Served s(c);
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  const rpc::Welcome welcome = client.hello(rpc::Hello{});
+  EXPECT_EQ(welcome.unroll_length, 7u);
+  EXPECT_EQ(shaping_in(welcome.payload), doubling());
+  client.close();
+}
+
+TEST(Learner, AHotConfigSendsItsRewardShapingToConnectedAndLaterActors) {
+  ExperimentConfig two_actors = small_config();
+  two_actors.topology.actors = 2;  // the later actor needs no free slot from the first
+  Served s(two_actors);
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  EXPECT_EQ(shaping_in(client.hello(rpc::Hello{}).payload), RewardShapingConfig{});
+  ExperimentConfig shaped = two_actors;
+  shaped.reward_shaping = doubling();
+  s.learner.set_hot_config(shaped, 1);
+  const rpc::Incoming in = client.receive(std::chrono::seconds(10));
+  ASSERT_TRUE(std::holds_alternative<rpc::ConfigUpdate>(in)) << "variant " << in.index();
+  EXPECT_EQ(std::get<rpc::ConfigUpdate>(in).config_version, 1u);
+  EXPECT_EQ(shaping_in(std::get<rpc::ConfigUpdate>(in).payload), doubling());
+  // Another actor: its Welcome has what runs now.
+  rpc::Client again = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  const rpc::Welcome welcome = again.hello(rpc::Hello{});
+  EXPECT_EQ(welcome.config_version, 1u);
+  EXPECT_EQ(shaping_in(welcome.payload), doubling());
+  again.close();
+  client.close();
+}
+
+TEST(Learner, AnActorNoticeIsKeptForTakeNoticesNamingTheActor) {
+  Served s(small_config());
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  client.hello(rpc::Hello{});
+  ::testing::internal::CaptureStderr();
+  client.send(rpc::ActorNotice{0, "reward_shaping failed at exp.lua:12: boom; keeping the previous function"});
+  std::vector<std::string> notices;
+  for (int i = 0; i < 1000 && notices.empty(); ++i) {
+    notices = s.learner.take_notices();
+    if (notices.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0], "actor 0: reward_shaping failed at exp.lua:12: boom; keeping the previous function");
+  EXPECT_NE(printed.find("moonseed: " + notices[0]), std::string::npos) << printed;
+  EXPECT_TRUE(s.learner.take_notices().empty()) << "taken once";
   client.close();
 }
 

@@ -11,6 +11,7 @@ namespace moonseed::rpc {
 namespace {
 
 using testing::sample_action_batch;
+using testing::sample_actor_notice;
 using testing::sample_bye;
 using testing::sample_config_update;
 using testing::sample_hello;
@@ -76,6 +77,8 @@ void expect_same(const Welcome& a, const Welcome& b) {
   EXPECT_EQ(a.num_groups, b.num_groups);
   EXPECT_EQ(a.seed, b.seed);
   EXPECT_EQ(a.config_version, b.config_version);
+  EXPECT_EQ(a.unroll_length, b.unroll_length);
+  EXPECT_EQ(a.payload, b.payload);
 }
 
 void expect_same(const StepBatch& a, const StepBatch& b) {
@@ -99,6 +102,11 @@ void expect_same(const ConfigUpdate& a, const ConfigUpdate& b) {
 }
 
 void expect_same(const Bye& a, const Bye& b) { EXPECT_EQ(a.reason, b.reason); }
+
+void expect_same(const ActorNotice& a, const ActorNotice& b) {
+  EXPECT_EQ(a.config_version, b.config_version);
+  EXPECT_EQ(a.text, b.text);
+}
 
 TEST(Codec, HelloSurvivesARoundTripWithEveryField) {
   const Hello sent = sample_hello();
@@ -124,6 +132,19 @@ TEST(Codec, ConfigUpdatePayloadSurvivesARoundTripIncludingNulAndHighBytes) {
   const ConfigUpdate sent = sample_config_update();
   ASSERT_NE(sent.payload.find('\0'), std::string::npos);
   expect_same(decode_as<ConfigUpdate>(encode(sent)), sent);
+}
+
+TEST(Codec, WelcomeCarriesTheUnrollLengthAndTheConfigPayloadIncludingNulAndHighBytes) {
+  const Welcome sent = sample_welcome();
+  ASSERT_NE(sent.payload.find('\0'), std::string::npos);
+  const Welcome got = decode_as<Welcome>(encode(sent));
+  EXPECT_EQ(got.unroll_length, 20u);
+  EXPECT_EQ(got.payload, sent.payload);
+}
+
+TEST(Codec, ActorNoticeSurvivesARoundTrip) {
+  const ActorNotice sent = sample_actor_notice();
+  expect_same(decode_as<ActorNotice>(encode(sent)), sent);
 }
 
 TEST(Codec, ByeSurvivesARoundTrip) {

@@ -57,6 +57,21 @@ void EchoService::on_disconnect(int32_t actor_id, const std::string& reason) {
   changed_.notify_all();
 }
 
+void EchoService::on_notice(const std::shared_ptr<ActorLink>& link, const ActorNotice& notice) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  notices_.emplace(link->actor_id(), notice);
+  changed_.notify_all();
+}
+
+ActorNotice EchoService::wait_for_notice(int32_t actor_id) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (!changed_.wait_for(lock, kPatience, [&] { return notices_.count(actor_id) > 0; })) {
+    ADD_FAILURE() << "actor " << actor_id << " sent no notice";
+    return {};
+  }
+  return notices_[actor_id];
+}
+
 void EchoService::refuse_with(std::string reason) {
   std::lock_guard<std::mutex> lock(mutex_);
   refuse_reason_ = std::move(reason);

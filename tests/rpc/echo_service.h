@@ -24,6 +24,7 @@ class EchoService : public ActorService {
   void on_connect(std::shared_ptr<ActorLink> link) override;
   void on_steps(const std::shared_ptr<ActorLink>& link, StepBatch&& batch) override;
   void on_disconnect(int32_t actor_id, const std::string& reason) override;
+  void on_notice(const std::shared_ptr<ActorLink>& link, const ActorNotice& notice) override;
 
   // Every later Hello is refused with `reason`.
   void refuse_with(std::string reason);
@@ -32,6 +33,8 @@ class EchoService : public ActorService {
   // an empty value.
   std::shared_ptr<ActorLink> wait_for_link(int32_t actor_id);
   std::string wait_for_disconnect(int32_t actor_id);
+  // The first ActorNotice of that actor.
+  ActorNotice wait_for_notice(int32_t actor_id);
 
   std::vector<Hello> hellos() const;
   int connects() const;
@@ -45,6 +48,7 @@ class EchoService : public ActorService {
   std::vector<Hello> hellos_;                               // guarded by mutex_
   std::map<int32_t, std::shared_ptr<ActorLink>> links_;     // guarded by mutex_
   std::map<int32_t, std::string> disconnects_;              // guarded by mutex_
+  std::map<int32_t, ActorNotice> notices_;                  // guarded by mutex_
 };
 
 }  // namespace moonseed::rpc::testing

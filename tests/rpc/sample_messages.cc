@@ -34,6 +34,8 @@ Welcome sample_welcome() {
   welcome.num_groups = 2;
   welcome.seed = 0x123456789abcdef0ull;
   welcome.config_version = 3;
+  welcome.unroll_length = 20;
+  welcome.payload = std::string("moonseed-actor-config 1\n\0\xfe", 26);
   return welcome;
 }
 
@@ -74,9 +76,14 @@ ConfigUpdate sample_config_update() {
 
 Bye sample_bye() { return Bye{"learner stopping: checkpoint written"}; }
 
+ActorNotice sample_actor_notice() {
+  return ActorNotice{4, "reward_shaping failed at exp.lua:12: attempt to index a nil value; keeping the previous function"};
+}
+
 std::vector<Message> all_sample_messages() {
   return {sample_hello(),          sample_welcome(),        sample_step_batch(11, 3),
-          sample_action_batch(11, 3), sample_config_update(), sample_bye()};
+          sample_action_batch(11, 3), sample_config_update(), sample_bye(),
+          sample_actor_notice()};
 }
 
 }  // namespace moonseed::rpc::testing

@@ -17,6 +17,7 @@ StepBatch sample_step_batch(uint64_t seq, uint32_t count, uint32_t obs_bytes = 1
 ActionBatch sample_action_batch(uint64_t seq, uint32_t count);
 ConfigUpdate sample_config_update();
 Bye sample_bye();
+ActorNotice sample_actor_notice();
 
 // One of each message type.
 std::vector<Message> all_sample_messages();

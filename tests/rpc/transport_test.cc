@@ -300,6 +300,16 @@ TEST_P(ServerClient, ConfigUpdateSentThroughTheLinkReachesTheClient) {
   EXPECT_EQ(update.payload, testing::sample_config_update().payload);
 }
 
+TEST_P(ServerClient, ActorNoticeFromTheClientReachesTheServiceAndTheStreamGoesOn) {
+  auto [client, actor_id] = connect_actor();
+  client.send(testing::sample_actor_notice());
+  const ActorNotice notice = service_.wait_for_notice(actor_id);
+  EXPECT_EQ(notice.config_version, testing::sample_actor_notice().config_version);
+  EXPECT_EQ(notice.text, testing::sample_actor_notice().text);
+  client.send(testing::sample_step_batch(5, 2));
+  EXPECT_EQ(expect_incoming<ActionBatch>(client.receive(seconds(10))).seq, 5u);
+}
+
 TEST_P(ServerClient, ByeFromTheServiceReachesTheClientAndEndsTheConnection) {
   auto [client, actor_id] = connect_actor();
   service_.wait_for_link(actor_id)->send_bye("run finished");
@@ -323,6 +333,42 @@ TEST_P(ServerClient, StopSendsByeToEveryConnectedClient) {
   EXPECT_TRUE(std::holds_alternative<Closed>(first.receive(seconds(10))));
   EXPECT_EQ(service_.wait_for_disconnect(first_id), "learner stopping");
   EXPECT_EQ(service_.wait_for_disconnect(second_id), "learner stopping");
+}
+
+// An actor that keeps streaming while the learner stops must still read the
+// Bye: closing a socket with unread data resets it, and a reset can destroy
+// the Bye in flight, which sends the actor into reconnecting to a dead run.
+TEST_P(ServerClient, StopSaysByeEvenToAnActorThatKeepsStreaming) {
+  auto [client, actor_id] = connect_actor();
+  std::atomic<bool> streaming{true};
+  std::thread sender([&, c = &client] {
+    for (uint64_t seq = 1; streaming; ++seq) {
+      try {
+        c->send(testing::sample_step_batch(seq, 8));
+      } catch (const std::exception&) {
+        return;  // the server is gone
+      }
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // stop() waits for the sessions to close, which waits for the actor to read
+  // its replies and the Bye: the actor reads here meanwhile, as a real one does.
+  std::thread stopper([this] { server_->stop(); });
+  bool got_bye = false;
+  std::string last = "nothing";
+  for (int i = 0; i < 1000000 && !got_bye; ++i) {
+    Incoming in = client.receive(seconds(10));
+    if (std::holds_alternative<ActionBatch>(in)) continue;
+    got_bye = std::holds_alternative<Bye>(in);
+    if (auto* closed = std::get_if<Closed>(&in)) last = "closed: " + closed->reason;
+    if (std::holds_alternative<Timeout>(in)) last = "timeout";
+    if (!got_bye) break;
+  }
+  streaming = false;
+  sender.join();
+  stopper.join();
+  EXPECT_TRUE(got_bye) << last;
+  EXPECT_EQ(service_.wait_for_disconnect(actor_id), "learner stopping");
 }
 
 TEST_P(ServerClient, WithNoIoThreadsTheOwnersPumpServesActorsAndStopStillSaysBye) {

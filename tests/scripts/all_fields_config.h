@@ -55,6 +55,12 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.log.progress = false;
   c.checkpoint.interval_s = 60;
   c.checkpoint.keep = 5;
+  c.reward_shaping.source =
+      "function(n, reward, obs, obs_size, terminated, truncated)\n"
+      "    for i = 0, n - 1 do reward[i] = 2 * reward[i] - 0.5 * obs[i * obs_size] end\n"
+      "  end";
+  c.reward_shaping.chunk_name = "@exp.lua";
+  c.reward_shaping.first_line = 12;
   return c;
 }
 

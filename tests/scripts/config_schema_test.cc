@@ -19,6 +19,7 @@ TEST(ConfigSchema, ReadsAndWritesEveryFieldThatCanDifferFromItsDefault) {
     // One allowed value only: these cannot differ from the default.
     if (f.path != "algo" && f.path != "env.id" && f.path != "model.kind") expected.push_back(f.path);
   }
+  expected.push_back(kRewardShapingPath);  // not a schema row: a function
   EXPECT_EQ(changed_fields(engine::ExperimentConfig{}, testing::config_with_every_field_changed()), expected);
 }
 
@@ -26,6 +27,8 @@ TEST(ConfigSchema, SetThenGetReturnsTheValueForEveryField) {
   const engine::ExperimentConfig source = testing::config_with_every_field_changed();
   engine::ExperimentConfig target;
   for (const FieldSchema& f : config_schema()) f.set(target, f.get(source));
+  EXPECT_EQ(changed_fields(source, target), std::vector<std::string>{kRewardShapingPath});
+  target.reward_shaping = source.reward_shaping;  // a function: no FieldSchema
   EXPECT_TRUE(changed_fields(source, target).empty());
 }
 
@@ -127,7 +130,8 @@ TEST(SchemaMarkdown, HasOneRowPerFieldWithItsReloadClass) {
       << md;
   size_t rows = 0;
   for (size_t at = md.find("\n| `"); at != std::string::npos; at = md.find("\n| `", at + 1)) ++rows;
-  EXPECT_EQ(rows, config_schema().size());
+  EXPECT_EQ(rows, config_schema().size() + 1) << "and one for reward_shaping";
+  EXPECT_NE(md.find("| `reward_shaping` | function | `nil` |"), std::string::npos);
 }
 
 TEST(SchemaMarkdown, MatchesTheCommittedDocsConfigMd) {

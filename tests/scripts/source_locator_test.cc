@@ -26,6 +26,18 @@ TEST(SourceLocator, TokenizerSkipsCommentsAndStringContents) {
   EXPECT_EQ(names(tokens), (std::vector<std::string>{"local", "s", "d"}));
 }
 
+TEST(SourceLocator, TokensKnowTheBytesTheyWereReadFrom) {
+  const std::string source = "f = function(a) return \"x\" .. [[y]] end -- c\n";
+  for (const SourceLocator::Token& t : SourceLocator::tokenize(source)) {
+    const std::string bytes = source.substr(t.begin, t.end - t.begin);
+    if (t.kind == SourceLocator::Token::kString) {
+      EXPECT_TRUE(bytes == "\"x\"" || bytes == "[[y]]") << bytes;
+    } else {
+      EXPECT_EQ(bytes, t.text);
+    }
+  }
+}
+
 TEST(SourceLocator, TokenizerCountsLinesInsideLongCommentsAndStrings) {
   const auto tokens = SourceLocator::tokenize("--[[\n\n]] x = [[\n]] 'a\\\nb' y\r\nz");
   ASSERT_EQ(names(tokens), (std::vector<std::string>{"x", "y", "z"}));

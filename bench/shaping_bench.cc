@@ -1,0 +1,166 @@
+// What reward shaping costs the actor per env-step, measured side by side in
+// one run for groups of 16 and 32 CartPole envs. Each variant runs the actor's
+// per-group work: step every env of the group (autoreset), then
+//   none:    nothing more (the baseline);
+//   empty:   the Lua call with `function(n, reward) end`;
+//   example: the call with docs/reward-shaping.md's example, a penalty on the
+//            cart position: reward[i] = reward[i] - 0.1 * x * x.
+// Both Lua variants include what the actor's hook does per step (splitting the
+// wire flags into terminated and truncated arrays). Variants alternate in
+// short slices so machine noise hits them alike; each figure is the fastest of
+// its slices (noise from other processes only ever adds time). Goal: at most
+// 50 ns per env-step added by the example.
+// Usage: shaping_bench [total_seconds=6]
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "envs/env.h"
+#include "rpc/messages.h"
+#include "scripts/reward_shaper.h"
+
+namespace {
+
+namespace envs = moonseed::envs;
+namespace rpc = moonseed::rpc;
+namespace scripts = moonseed::scripts;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kSlices = 30;
+
+const char* const kExample =
+    "function(n, reward, obs, obs_size, terminated, truncated)\n"
+    "  for i = 0, n - 1 do\n"
+    "    local x = obs[i * obs_size]\n"
+    "    reward[i] = reward[i] - 0.1 * x * x\n"
+    "  end\n"
+    "end";
+const char* const kEmpty = "function(n, reward) end";
+
+// One group of the actor: its envs and the buffers of its StepBatch.
+class Group {
+ public:
+  Group(int n, const char* shaping) : n_(n) {
+    for (int i = 0; i < n; ++i) envs_.push_back(envs::make_env("CartPole-v1", {}));
+    obs_size_ = envs_[0]->spec().observation.numel();
+    obs_.resize(static_cast<size_t>(n * obs_size_));
+    rewards_.assign(static_cast<size_t>(n), 0.f);
+    flags_.assign(static_cast<size_t>(n), 0);
+    terminated_.assign(static_cast<size_t>(n), 0);
+    truncated_.assign(static_cast<size_t>(n), 0);
+    ended_.assign(static_cast<size_t>(n), 0);
+    for (int i = 0; i < n; ++i) envs_[static_cast<size_t>(i)]->reset(uint64_t(i), obs_at(i));
+    if (shaping != nullptr) {
+      shaper_ = std::make_unique<scripts::RewardShaper>(1, scripts::RewardShaper::Observations::kFloat32, obs_size_);
+      moonseed::engine::RewardShapingConfig f;
+      f.source = shaping;
+      f.chunk_name = "=bench";
+      const std::string error = shaper_->install(0, f);
+      if (!error.empty()) {
+        std::fprintf(stderr, "shaping_bench: %s\n", error.c_str());
+        std::exit(1);
+      }
+    }
+  }
+
+  // One step of every env of the group, as the actor does it.
+  void step(uint64_t t) {
+    for (int i = 0; i < n_; ++i) {
+      envs::Env& env = *envs_[static_cast<size_t>(i)];
+      const auto k = static_cast<size_t>(i);
+      if (ended_[k]) {
+        env.reset(std::nullopt, obs_at(i));
+        rewards_[k] = 0.f;
+        flags_[k] = rpc::kFirst;
+        ended_[k] = 0;
+        continue;
+      }
+      const int32_t action = static_cast<int32_t>((t + static_cast<uint64_t>(i)) & 1);
+      envs::StepResult r = env.step(reinterpret_cast<const uint8_t*>(&action), obs_at(i));
+      rewards_[k] = r.reward;
+      flags_[k] = static_cast<uint8_t>((r.terminated ? rpc::kTerminated : 0) | (r.truncated ? rpc::kTruncated : 0));
+      ended_[k] = r.terminated || r.truncated;
+    }
+    if (!shaper_) return;
+    for (int i = 0; i < n_; ++i) {
+      const auto k = static_cast<size_t>(i);
+      terminated_[k] = (flags_[k] & rpc::kTerminated) ? 1 : 0;
+      truncated_[k] = (flags_[k] & rpc::kTruncated) ? 1 : 0;
+    }
+    const std::string error =
+        shaper_->shape(0, n_, rewards_.data(), obs_.data(), terminated_.data(), truncated_.data());
+    if (!error.empty()) {
+      std::fprintf(stderr, "shaping_bench: %s\n", error.c_str());
+      std::exit(1);
+    }
+  }
+
+  float checksum() const {
+    float sum = 0;
+    for (float r : rewards_) sum += r;
+    return sum;
+  }
+
+ private:
+  uint8_t* obs_at(int i) { return reinterpret_cast<uint8_t*>(obs_.data() + static_cast<size_t>(i) * obs_size_); }
+
+  int n_;
+  int64_t obs_size_ = 0;
+  std::vector<std::unique_ptr<envs::Env>> envs_;
+  std::vector<float> obs_;
+  std::vector<float> rewards_;
+  std::vector<uint8_t> flags_, terminated_, truncated_, ended_;
+  std::unique_ptr<scripts::RewardShaper> shaper_;
+};
+
+// Nanoseconds per env-step over `seconds` of group steps.
+double run_slice(Group& group, int n, double seconds, float* sink) {
+  const auto stop = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  uint64_t steps = 0;
+  const auto start = Clock::now();
+  auto now = start;
+  while (now < stop) {
+    for (int k = 0; k < 256; ++k) group.step(steps++);
+    now = Clock::now();
+  }
+  *sink += group.checksum();
+  return std::chrono::duration<double, std::nano>(now - start).count() / static_cast<double>(steps * uint64_t(n));
+}
+
+double fastest(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const double total = argc > 1 ? std::atof(argv[1]) : 6.0;
+  const int sizes[] = {16, 32};
+  const double slice = total / (2 * 3 * kSlices);
+  float sink = 0;
+  std::printf("reward shaping per env-step, CartPole, %d slices of %.3f s per figure (fastest)\n", kSlices, slice);
+  std::printf("%5s %10s %10s %10s %14s %14s %14s\n", "envs", "none ns", "empty ns", "example ns", "empty +ns",
+              "example +ns", "example/none");
+  bool met = true;
+  for (int n : sizes) {
+    Group none(n, nullptr), empty(n, kEmpty), example(n, kExample);
+    // Warm up: LuaJIT compiles the loops, caches fill.
+    run_slice(none, n, 0.05, &sink);
+    run_slice(empty, n, 0.05, &sink);
+    run_slice(example, n, 0.05, &sink);
+    std::vector<double> t_none, t_empty, t_example;
+    for (int s = 0; s < kSlices; ++s) {
+      t_none.push_back(run_slice(none, n, slice, &sink));
+      t_empty.push_back(run_slice(empty, n, slice, &sink));
+      t_example.push_back(run_slice(example, n, slice, &sink));
+    }
+    const double base = fastest(t_none), e = fastest(t_empty), x = fastest(t_example);
+    std::printf("%5d %10.1f %10.1f %10.1f %14.1f %14.1f %14.2f\n", n, base, e, x, e - base, x - base, x / base);
+    met = met && x - base <= 50.0;
+  }
+  std::printf("goal: example adds at most 50 ns per env-step: %s\n", met ? "met" : "NOT met");
+  return sink == 12345.f ? 2 : 0;  // keeps the work observable
+}

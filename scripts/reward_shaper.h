@@ -1,0 +1,116 @@
+// Reward shaping on the actors (docs/reward-shaping.md): runs the experiment's
+// `reward_shaping` Lua function once per group of envs per step, in one LuaJIT
+// state owned by the actor process.
+//
+// The function is called as
+//   reward_shaping(n, reward, obs, obs_size, terminated, truncated)
+// with n envs; reward: float* (writable); obs: const float* or const uint8_t*
+// (the env's observation dtype), n * obs_size elements, env-major;
+// terminated, truncated: const uint8_t*, 0 or 1 per env. All are LuaJIT FFI
+// pointers indexed from 0, so a loop over them compiles to machine code and no
+// table is built per call.
+//
+// The state: the engine's runner chunk takes LuaJIT's `ffi` to cast the raw
+// pointers, then the sandbox (scripts/lua/moonseed/sandbox.lua) removes it.
+// Each function gets an environment of its own holding only the base
+// functions that touch nothing outside Lua (pairs, type, error, print, ...)
+// and copies of math, string, table and bit; globals it sets persist between
+// its calls. The source is compiled with its chunk name ("@exp.lua") after
+// first_line - 1 newlines, so errors read "exp.lua:12: ...".
+//
+// Slots: one per group of envs. A slot has a current function and the one it
+// replaced; groups take new functions at different steps (their own unroll
+// boundaries), so slots differ for a while. A function is compiled once and
+// shared by the slots that install the same config.
+//
+// Failures are returned as text for the learner's operator, never thrown:
+//   - install() of a function that does not compile leaves the slot as it was;
+//   - a runtime error in shape() undoes what the function wrote, and the slot
+//     goes back to its previous function, which shapes that same step (with
+//     none, the step keeps the envs' rewards); the other slots running the
+//     failed function drop it at their next call, without a second report.
+// The constructor throws std::invalid_argument for bad sizes and
+// std::runtime_error when LuaJIT cannot start. A function that never returns
+// hangs the actor: there is no step budget.
+//
+// Not thread-safe: the actor's thread owns it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/config.h"
+#include "scripts/lua_state.h"
+
+namespace moonseed::scripts {
+
+class RewardShaper {
+ public:
+  enum class Observations { kFloat32, kUInt8 };
+
+  // `obs_size`: elements per observation.
+  RewardShaper(int slots, Observations observations, int64_t obs_size);
+  ~RewardShaper();
+  RewardShaper(const RewardShaper&) = delete;
+  RewardShaper& operator=(const RewardShaper&) = delete;
+
+  int slots() const { return static_cast<int>(slots_.size()); }
+
+  // Makes `function` the slot's function from its next shape(); its current
+  // one becomes its previous. An empty source means no shaping. Installing the
+  // config the slot already runs changes nothing. Returns "" or, for a function
+  // that does not compile, "reward_shaping does not compile: exp.lua:12: ...;
+  // keeping the previous function" (or "; running without reward shaping").
+  std::string install(int slot, const engine::RewardShapingConfig& function);
+
+  // Runs the slot's function over n envs' arrays (see above). Returns "" when
+  // it ran or the slot has none, else "reward_shaping failed at exp.lua:12:
+  // ...; keeping the previous function" (the previous one has shaped the
+  // step) or "...; running without reward shaping" (the rewards are the
+  // envs'). Allocates nothing per call once the slot has seen these buffers
+  // and n.
+  std::string shape(int slot, int n, float* reward, const void* obs, const uint8_t* terminated,
+                    const uint8_t* truncated);
+
+  // The slot has a function that has not failed.
+  bool has_function(int slot) const;
+
+  // Compiles `function` as an actor would, in a fresh state: "" when it
+  // compiles to a function, else Lua's message ("exp.lua:12: ..."). For
+  // validation at load time.
+  static std::string compile_error(const engine::RewardShapingConfig& function);
+
+ private:
+  struct Function;
+  struct Slot {
+    std::shared_ptr<Function> current;
+    std::shared_ptr<Function> previous;
+    // Buffers the runner has FFI pointers to; rebound when they change.
+    const void* bound[4] = {nullptr, nullptr, nullptr, nullptr};
+    std::vector<float> saved;  // the step's rewards as they came, to restore on error
+  };
+
+  Slot& slot_at(int slot, const char* what);
+  const Slot& slot_at(int slot, const char* what) const;
+  // nullptr with `error` set when the text does not compile or run to a function.
+  std::shared_ptr<Function> compile(const engine::RewardShapingConfig& function, std::string* error);
+  // An installed function with this config that has not failed, to share.
+  std::shared_ptr<Function> find_compiled(const engine::RewardShapingConfig& function) const;
+  // current <- previous (skipping a failed one), previous <- none.
+  static void fall_back(Slot& s);
+  bool bind(int slot, float* reward, const void* obs, const uint8_t* terminated, const uint8_t* truncated,
+            std::string* error);
+  std::string pop_error();
+
+  LuaState lua_;  // declared first: functions unreference themselves in it when they die
+  lua_State* L_;
+  int64_t obs_size_;
+  int environment_ref_ = 0;  // runner: () -> a fresh environment table
+  int bind_ref_ = 0;         // runner: (slot, reward, obs, terminated, truncated)
+  int call_ref_ = 0;         // runner: (fn, slot, n, obs_size)
+  std::vector<Slot> slots_;
+};
+
+}  // namespace moonseed::scripts

@@ -1,0 +1,126 @@
+// Reward shaping end to end: a real `moonseed run` on CartPole whose actor
+// processes run the script's reward_shaping function, while the test edits
+// the script as a user would.
+#include <signal.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/e2e/process.h"
+
+namespace moonseed::testing {
+namespace {
+
+const std::string kBinary = MOONSEED_BINARY;
+
+// CartPole pays 1 per step, so with the reward multiplied by k every
+// episode's return is k times its length.
+const std::string kScript =
+    "local ms = require 'moonseed'\n"                                        // 1
+    "return ms.experiment {\n"                                               // 2
+    "  name = 'shaped',\n"                                                   // 3
+    "  env = { id = 'CartPole-v1' },\n"                                      // 4
+    "  model = ms.mlp { hidden = { 32 } },\n"                                // 5
+    "  learner = { batch = 8, unroll = 20, queue_capacity = 16 },\n"         // 6
+    "  topology = { actors = 2, envs_per_actor = 16 },\n"                    // 7
+    "  log = { interval_s = 0.25, progress = false },\n"                     // 8
+    "  stop = { seconds = 120 },\n"                                          // 9
+    "  reward_shaping = function(n, reward, obs, obs_size, terminated, truncated)\n"  // 10
+    "    for i = 0, n - 1 do\n"                                              // 11
+    "      reward[i] = 2 * reward[i]\n"                                      // 12
+    "    end\n"                                                              // 13
+    "  end,\n"                                                               // 14
+    "}\n";
+
+class ShapedRun : public ::testing::Test {
+ protected:
+  void SetUp() override { save_like_an_editor(script_, kScript); }
+  void TearDown() override {
+    if (learner_ && learner_->running()) {
+      learner_->signal(SIGINT);
+      EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << log();
+    }
+  }
+  void start() {
+    learner_.emplace(std::vector<std::string>{kBinary, "run", script_, "runs_dir=" + dir_ + "/runs"}, log_);
+    ASSERT_TRUE(eventually(60, [&] { return latest("episodes") >= 100; })) << log();
+  }
+  std::string run_dir() const {
+    auto dirs = list_dirs(dir_ + "/runs");
+    return dirs.size() == 1 ? dirs[0] : std::string();
+  }
+  // The newest tick row (reload events are rows too, without "frames").
+  MetricsRow last_tick() const {
+    if (run_dir().empty()) return {};
+    const std::vector<MetricsRow> rows = read_metrics(run_dir() + "/metrics.jsonl");
+    for (auto r = rows.rbegin(); r != rows.rend(); ++r) {
+      if (r->count("frames")) return *r;
+    }
+    return {};
+  }
+  double latest(const std::string& key) const {
+    const MetricsRow row = last_tick();
+    return row.count(key) ? row.at(key) : -1;
+  }
+  // The last 100 episodes all paid `factor` per step.
+  bool returns_are(double factor) const {
+    const MetricsRow row = last_tick();
+    if (!row.count("return_mean") || !row.count("length_mean")) return false;
+    const double length = row.at("length_mean");
+    return length > 0 && std::fabs(row.at("return_mean") - factor * length) <= 1e-6 * factor * length;
+  }
+  std::string log() const { return read_file(log_); }
+  bool logged(const std::string& text) const { return log().find(text) != std::string::npos; }
+
+  std::string dir_ = make_temp_dir("moonseed-shaping");
+  std::string script_ = dir_ + "/exp.lua";
+  std::string log_ = dir_ + "/learner.log";
+  std::optional<ChildProcess> learner_;
+};
+
+TEST_F(ShapedRun, DoublingTheRewardMakesEveryReturnTwiceItsLength) {
+  start();
+  EXPECT_TRUE(returns_are(2)) << "return_mean " << latest("return_mean") << ", length_mean "
+                              << latest("length_mean") << "\n" << log();
+}
+
+TEST_F(ShapedRun, SavingTheScriptWithFactorThreeIsAppliedAtUnrollBoundariesAndLaterEpisodesShowIt) {
+  start();
+  ASSERT_TRUE(returns_are(2)) << log();
+  save_like_an_editor(script_, replaced(kScript, "reward[i] = 2 * reward[i]", "reward[i] = 3 * reward[i]"));
+  ASSERT_TRUE(eventually(30, [&] { return logged("reload #1 applied: reward_shaping (function) -> (function changed)"); }))
+      << log();
+  EXPECT_TRUE(eventually(60, [&] { return returns_are(3); }))
+      << "return_mean " << latest("return_mean") << ", length_mean " << latest("length_mean") << "\n" << log();
+  EXPECT_NE(read_file(run_dir() + "/config.lua").find("reward[i] = 3 * reward[i]"), std::string::npos);
+}
+
+TEST_F(ShapedRun, AFunctionThatRaisesIsReportedWithFileAndLineAndTrainingGoesOnWithThePreviousOne) {
+  start();
+  save_like_an_editor(script_, replaced(kScript, "reward[i] = 2 * reward[i]", "reward[i] = 2 * reward[i] + obs.nope"));
+  ASSERT_TRUE(eventually(30, [&] { return logged("reward_shaping failed at "); })) << log();
+  const std::string text = log();
+  EXPECT_NE(text.find("moonseed: actor "), std::string::npos) << text;
+  EXPECT_NE(text.find("exp.lua:12: "), std::string::npos) << text;
+  EXPECT_NE(text.find("; keeping the previous function"), std::string::npos) << text;
+  const double steps = latest("optimizer_steps");
+  const double episodes = latest("episodes");
+  EXPECT_TRUE(eventually(30, [&] { return latest("optimizer_steps") > steps && latest("episodes") >= episodes + 100; }))
+      << log();
+  EXPECT_TRUE(returns_are(2)) << "the doubling function still runs\n" << log();
+  // The report is in metrics.jsonl too.
+  EXPECT_TRUE(eventually(10, [&] {
+    const std::string metrics = read_file(run_dir() + "/metrics.jsonl");
+    return metrics.find("\"event\": \"actor_notice\"") != std::string::npos &&
+           metrics.find("exp.lua:12: ") != std::string::npos;
+  }));
+}
+
+}  // namespace
+}  // namespace moonseed::testing

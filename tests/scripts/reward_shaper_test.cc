@@ -1,0 +1,170 @@
+// The actors' Lua side of reward shaping, on real arrays.
+#include "scripts/reward_shaper.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace moonseed::scripts {
+namespace {
+
+engine::RewardShapingConfig function(const std::string& source, int first_line = 1) {
+  engine::RewardShapingConfig f;
+  f.source = source;
+  f.chunk_name = "@exp.lua";
+  f.first_line = first_line;
+  return f;
+}
+
+// Four CartPole-like envs: observations of 4 floats, one terminated, one truncated.
+struct Step {
+  std::vector<float> reward = {1, 1, 1, 1};
+  std::vector<float> obs = {0.5f, 0, 0, 0, -1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0};
+  std::vector<uint8_t> terminated = {0, 1, 0, 0};
+  std::vector<uint8_t> truncated = {0, 0, 1, 0};
+  std::string shape(RewardShaper& shaper, int slot = 0) {
+    return shaper.shape(slot, 4, reward.data(), obs.data(), terminated.data(), truncated.data());
+  }
+};
+
+const char* const kCartPolePenalty =
+    "function(n, reward, obs, obs_size, terminated, truncated)\n"
+    "  for i = 0, n - 1 do\n"
+    "    local x = obs[i * obs_size]\n"
+    "    reward[i] = reward[i] - 0.1 * x * x - terminated[i] + 10 * truncated[i]\n"
+    "  end\n"
+    "end";
+
+TEST(RewardShaper, ShapesTheRewardsOfARealArrayFromObservationsAndFlags) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  ASSERT_EQ(shaper.install(0, function(kCartPolePenalty)), "");
+  Step step;
+  ASSERT_EQ(step.shape(shaper), "");
+  EXPECT_FLOAT_EQ(step.reward[0], 1 - 0.1f * 0.25f);
+  EXPECT_FLOAT_EQ(step.reward[1], 1 - 0.1f * 1 - 1);
+  EXPECT_FLOAT_EQ(step.reward[2], 1 - 0.1f * 4 + 10);
+  EXPECT_FLOAT_EQ(step.reward[3], 1);
+}
+
+TEST(RewardShaper, LeavesRewardsAloneWithoutAFunction) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  Step step;
+  EXPECT_EQ(step.shape(shaper), "");
+  EXPECT_EQ(step.reward, (std::vector<float>{1, 1, 1, 1}));
+}
+
+TEST(RewardShaper, ReadsUint8ObservationsAsBytes) {
+  RewardShaper shaper(1, RewardShaper::Observations::kUInt8, 2);
+  ASSERT_EQ(shaper.install(0, function("function(n, reward, obs, size) for i = 0, n - 1 do "
+                                       "reward[i] = obs[i * size] + obs[i * size + 1] end end")),
+            "");
+  std::vector<float> reward = {0, 0};
+  std::vector<uint8_t> obs = {200, 100, 7, 255};
+  std::vector<uint8_t> flags = {0, 0};
+  ASSERT_EQ(shaper.shape(0, 2, reward.data(), obs.data(), flags.data(), flags.data()), "");
+  EXPECT_EQ(reward, (std::vector<float>{300, 262}));
+}
+
+TEST(RewardShaper, ObservationsCannotBeWritten) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  ASSERT_EQ(shaper.install(0, function("function(n, reward, obs) obs[0] = 5 end")), "");
+  Step step;
+  EXPECT_NE(step.shape(shaper), "");
+  EXPECT_EQ(step.obs[0], 0.5f);
+}
+
+TEST(RewardShaper, ARuntimeErrorReportsFileLineAndThePreviousFunctionShapesThatStepAndTheNext) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  ASSERT_EQ(shaper.install(0, function("function(n, reward) for i = 0, n - 1 do reward[i] = 2 * reward[i] end end")),
+            "");
+  ASSERT_EQ(shaper.install(0, function("function(n, reward)\n"            // line 10
+                                       "  for i = 0, n - 1 do reward[i] = 7 + reward[i] end\n"
+                                       "  local t = nil\n"
+                                       "  return t.x\n"                     // line 13
+                                       "end",
+                                       10)),
+            "");
+  Step step;
+  const std::string error = step.shape(shaper);
+  EXPECT_NE(error.find("reward_shaping failed at exp.lua:13: attempt to index"), std::string::npos) << error;
+  EXPECT_NE(error.find("; keeping the previous function"), std::string::npos) << error;
+  EXPECT_EQ(step.reward, (std::vector<float>{2, 2, 2, 2})) << "what it wrote was undone, then doubled";
+  Step next;
+  EXPECT_EQ(next.shape(shaper), "");
+  EXPECT_EQ(next.reward, (std::vector<float>{2, 2, 2, 2}));
+}
+
+TEST(RewardShaper, ARuntimeErrorOfTheOnlyFunctionRestoresTheRewardsAndLeavesNoShaping) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  ASSERT_EQ(shaper.install(0, function("function(n, reward) reward[0] = 9; error('no') end")), "");
+  Step step;
+  const std::string error = step.shape(shaper);
+  EXPECT_NE(error.find("exp.lua:1: no; running without reward shaping"), std::string::npos) << error;
+  EXPECT_EQ(step.reward, (std::vector<float>{1, 1, 1, 1}));
+  EXPECT_FALSE(shaper.has_function(0));
+  Step next;
+  EXPECT_EQ(next.shape(shaper), "");
+  EXPECT_EQ(next.reward, (std::vector<float>{1, 1, 1, 1}));
+}
+
+TEST(RewardShaper, AFailureIsReportedOnceAndOtherSlotsDropTheFunctionToo) {
+  RewardShaper shaper(2, RewardShaper::Observations::kFloat32, 4);
+  const auto broken = function("function(n, reward) error('broken') end");
+  ASSERT_EQ(shaper.install(0, broken), "");
+  ASSERT_EQ(shaper.install(1, broken), "");
+  Step a, b;
+  EXPECT_NE(a.shape(shaper, 0), "");
+  EXPECT_EQ(b.shape(shaper, 1), "");
+  EXPECT_FALSE(shaper.has_function(1));
+}
+
+TEST(RewardShaper, ASecondInstallReplacesTheFunction) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  ASSERT_EQ(shaper.install(0, function("function(n, reward) for i = 0, n - 1 do reward[i] = 2 end end")), "");
+  Step first;
+  ASSERT_EQ(first.shape(shaper), "");
+  EXPECT_EQ(first.reward[0], 2);
+  ASSERT_EQ(shaper.install(0, function("function(n, reward) for i = 0, n - 1 do reward[i] = 3 end end")), "");
+  Step second;
+  ASSERT_EQ(second.shape(shaper), "");
+  EXPECT_EQ(second.reward[0], 3);
+}
+
+TEST(RewardShaper, AFunctionThatDoesNotCompileIsNotInstalled) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  ASSERT_EQ(shaper.install(0, function("function(n, reward) for i = 0, n - 1 do reward[i] = 2 end end")), "");
+  const std::string error = shaper.install(0, function("function(n, reward)\n  reward[0] = = 1\nend", 5));
+  EXPECT_NE(error.find("reward_shaping does not compile: exp.lua:6:"), std::string::npos) << error;
+  EXPECT_NE(error.find("keeping the previous function"), std::string::npos) << error;
+  Step step;
+  ASSERT_EQ(step.shape(shaper), "");
+  EXPECT_EQ(step.reward[0], 2);
+}
+
+TEST(RewardShaper, FunctionsSeeOnlyTheStandardLibrariesAndKeepTheirGlobals) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  ASSERT_EQ(shaper.install(0, function("function(n, reward)\n"
+                                       "  calls = (calls or 0) + 1\n"
+                                       "  reward[0] = calls\n"
+                                       "  reward[1] = (require or ffi or os or io or debug) and 1 or 0\n"
+                                       "  reward[2] = math.floor(bit.band(6, 3) + #string.rep('x', 2) + #table.concat({}))\n"
+                                       "end")),
+            "");
+  Step first, second;
+  ASSERT_EQ(first.shape(shaper), "");
+  ASSERT_EQ(second.shape(shaper), "");
+  EXPECT_EQ(second.reward[0], 2);
+  EXPECT_EQ(second.reward[1], 0) << "no require, ffi, os, io or debug";
+  EXPECT_EQ(second.reward[2], 4);
+}
+
+TEST(RewardShaper, CompileErrorNamesTheFileAndLineOfTheScript) {
+  EXPECT_EQ(RewardShaper::compile_error(function("function(n, reward) end", 3)), "");
+  const std::string error = RewardShaper::compile_error(function("function(n, reward)\n  x = = 1\nend", 3));
+  EXPECT_NE(error.find("exp.lua:4:"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace moonseed::scripts
