@@ -43,7 +43,7 @@ std::vector<MetricsRow> read_metrics(const std::string& path);
 // Writes `text` to a new file and renames it over `path`, as editors save.
 void save_like_an_editor(const std::string& path, const std::string& text);
 
-// `text` with the first `from` replaced by `to`; a test failure when `from` is missing.
+// `text` with the first `from` replaced by `to`; throws std::runtime_error when `from` is missing.
 std::string replaced(std::string text, const std::string& from, const std::string& to);
 
 // Polls `predicate` every 50 ms for at most `timeout_s`.
