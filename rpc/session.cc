@@ -287,11 +287,8 @@ void Session::on_written(const std::error_code& error) {
     start_write_locked();
   } else if (state_ == State::kClosing) {
     lock.unlock();
-    if (!bye_sent_) {
-      finish_close();  // closing without a Bye: nothing to wait for
-      return;
-    }
-    // The Bye is out: end our side (FIN after it) and wait for the actor's EOF.
+    // kClosing always has a Bye queued (a close without one finishes at once):
+    // it is out now, so end our side (FIN after it) and wait for the actor's EOF.
     std::error_code ignored;
     socket_.shutdown(asio::socket_base::shutdown_send, ignored);
     if (!reading_) read();
@@ -312,7 +309,6 @@ void Session::begin_close(const std::string& reason, bool send_bye) {
     finish_close();
     return;
   }
-  bye_sent_ = true;
   enqueue(Message(Bye{reason}));
   // A peer that does not read must not keep the connection open forever.
   close_timer_.expires_after(host_.options().close_grace);

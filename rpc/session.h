@@ -118,7 +118,6 @@ class Session final : public std::enable_shared_from_this<Session> {
   State state_ = State::kAwaitHello;
   bool connected_ = false;  // on_connect was called, so on_disconnect is owed
   bool reading_ = false;    // an async read is outstanding
-  bool bye_sent_ = false;   // begin_close queued a Bye: linger until the actor's EOF
   int32_t actor_id_ = -1;
   std::string close_reason_;
   std::shared_ptr<ActorLink> link_;  // a SessionLink; typed as the service sees it

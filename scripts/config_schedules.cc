@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "scripts/config_values.h"
+#include "scripts/lua_arrays.h"
 
 namespace moonseed::scripts {
 namespace {
@@ -110,13 +111,7 @@ ScheduleRead read_table(lua_State* L, int table) {
       if (!lua_istable(L, -1)) return failure("points: expected a list of {x, value} pairs, got " + type_at(L, -1));
       const int list = lua_gettop(L);
       const size_t n = lua_objlen(L, list);
-      size_t entries = 0;
-      lua_pushnil(L);
-      while (lua_next(L, list) != 0) {
-        ++entries;
-        lua_pop(L, 1);
-      }
-      if (entries != n) return failure("points: expected a list of {x, value} pairs, got named or missing entries");
+      if (!is_sequence(L, list)) return failure("points: expected a list of {x, value} pairs, got named or missing entries");
       for (size_t k = 1; k <= n; ++k) {
         lua_rawgeti(L, list, static_cast<int>(k));
         const bool pair = lua_istable(L, -1) && lua_objlen(L, -1) == 2;

@@ -12,6 +12,7 @@
 #include "scripts/config_schema.h"
 #include "scripts/config_values.h"
 #include "scripts/lua_api.h"
+#include "scripts/lua_arrays.h"
 #include "scripts/lua_state.h"
 #include "scripts/sha256.h"
 #include "scripts/shaping_function.h"
@@ -242,13 +243,7 @@ class ScriptReader {
   std::optional<FieldValue> integer_list(const FieldSchema& field, const Place& place) {
     const int table = lua_gettop(L_);
     const size_t n = lua_objlen(L_, table);
-    size_t entries = 0;
-    lua_pushnil(L_);
-    while (lua_next(L_, table) != 0) {
-      ++entries;
-      lua_pop(L_, 1);
-    }
-    if (entries != n) {
+    if (!is_sequence(L_, table)) {
       issue(place.file, place.line, field.path,
             "expected a list of integers like {64, 64}, got a table with named or missing entries");
       return std::nullopt;

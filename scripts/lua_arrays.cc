@@ -21,6 +21,18 @@ std::vector<double> check_number_array(lua_State* L, int index, const char* what
   return values;
 }
 
+bool is_sequence(lua_State* L, int index) {
+  if (index < 0 && index > LUA_REGISTRYINDEX) index = lua_gettop(L) + index + 1;
+  const size_t n = lua_objlen(L, index);
+  size_t entries = 0;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    ++entries;
+    lua_pop(L, 1);
+  }
+  return entries == n;
+}
+
 void push_number_array(lua_State* L, const std::vector<double>& values) {
   push_number_array(L, values.data(), values.size());
 }

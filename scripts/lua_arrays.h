@@ -17,6 +17,10 @@ std::vector<double> check_number_array(lua_State* L, int index, const char* what
 
 void push_number_array(lua_State* L, const std::vector<double>& values);
 
+// True when the table at `index` has exactly the keys 1..#t (a plain list:
+// no named entries, no holes).
+bool is_sequence(lua_State* L, int index);
+
 template <typename T>
 void push_number_array(lua_State* L, const T* values, size_t count) {
   lua_createtable(L, static_cast<int>(count), 0);

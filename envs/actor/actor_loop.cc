@@ -253,8 +253,7 @@ class Actor {
   }
 
   bool send(rpc::Client& client, EnvGroup& group) {
-    uint64_t g = static_cast<uint64_t>(&group - groups_.data());
-    group.batch.seq = (group.sent++ << 8) | g;
+    group.batch.seq = (group.sent++ << 8) | index_of(group);
     group.batch.config_version = group.config_version;
     try {
       for (const rpc::ActorNotice& notice : notices_) client.send(notice);
