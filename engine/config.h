@@ -16,10 +16,41 @@ struct EnvConfig {
   std::vector<std::pair<std::string, double>> options;  // passed to envs::make_env
 };
 
+// One layer of a declared model (models/torso.h builds it; scripts/ validates
+// it): linear(out), conv2d(out, kernel, stride, padding), maxpool2d(kernel,
+// stride, padding), impala_block(out), lstm(out), flatten, relu, tanh, elu.
+struct LayerConfig {
+  std::string kind;
+  int64_t out = 0;      // linear, lstm: features; conv2d, impala_block: channels
+  int64_t kernel = 0;   // conv2d, maxpool2d
+  int64_t stride = 1;   // conv2d, maxpool2d
+  int64_t padding = 0;  // conv2d, maxpool2d
+  // "conv2d(32, kernel 8, stride 4)", "linear(512)", "relu".
+  std::string describe() const {
+    const bool sized = kind == "linear" || kind == "impala_block" || kind == "lstm" || kind == "conv2d";
+    const bool windowed = kind == "conv2d" || kind == "maxpool2d";
+    if (!sized && !windowed) return kind;
+    std::string text = kind + "(";
+    if (sized) text += std::to_string(out) + (windowed ? ", " : "");
+    if (windowed) {
+      text += "kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride);
+      if (padding != 0) text += ", padding " + std::to_string(padding);
+    }
+    return text + ")";
+  }
+  bool operator==(const LayerConfig& o) const {
+    return kind == o.kind && out == o.out && kernel == o.kernel && stride == o.stride && padding == o.padding;
+  }
+  bool operator!=(const LayerConfig& o) const { return !(*this == o); }
+};
+
 struct ModelConfig {
-  std::string kind = "mlp";             // only "mlp" for now
+  // "mlp": hidden/activation below; "layers": the `layers` list;
+  // "nature_cnn" | "impala_resnet": presets (models/torso.h).
+  std::string kind = "mlp";
   std::vector<int64_t> hidden = {64, 64};
   std::string activation = "tanh";      // "tanh" | "relu"
+  std::vector<LayerConfig> layers;      // kind = "layers"
   bool shared_torso = false;            // policy and value share hidden layers
   double init_log_std = -0.5;           // Gaussian policies: initial log std
 };

@@ -29,14 +29,6 @@ void init_linear(torch::nn::Linear& layer, double gain) {
 }  // namespace
 
 PolicyNetImpl::PolicyNetImpl(const engine::ModelConfig& config, const envs::EnvSpec& spec) {
-  if (config.kind != "mlp") {
-    throw std::invalid_argument("PolicyNet: unknown model kind \"" + config.kind +
-                                "\" (only \"mlp\" is built)");
-  }
-  if (config.activation != "tanh" && config.activation != "relu") {
-    throw std::invalid_argument("PolicyNet: unknown activation \"" + config.activation +
-                                "\" (expected tanh or relu)");
-  }
   if (spec.observation.kind != envs::SpaceKind::kBox || spec.observation.shape.empty()) {
     throw std::invalid_argument("PolicyNet: the observation must be a box with a shape, got " +
                                 std::string(spec.observation.kind == envs::SpaceKind::kBox
@@ -61,6 +53,14 @@ PolicyNetImpl::PolicyNetImpl(const engine::ModelConfig& config, const envs::EnvS
     action_size_ = product(spec.action.shape, "action");
   }
 
+  if (config.kind != "mlp") {
+    build_declared(config, spec);
+    return;
+  }
+  if (config.activation != "tanh" && config.activation != "relu") {
+    throw std::invalid_argument("PolicyNet: unknown activation \"" + config.activation +
+                                "\" (expected tanh or relu)");
+  }
   has_hidden_ = !config.hidden.empty();
   shared_torso_ = config.shared_torso;
   policy_torso_ = register_module("policy_torso", make_torso(config, "policy"));
@@ -68,7 +68,35 @@ PolicyNetImpl::PolicyNetImpl(const engine::ModelConfig& config, const envs::EnvS
     value_torso_ = register_module("value_torso", make_torso(config, "value"));
   }
   torso_out_ = config.hidden.empty() ? obs_size_ : config.hidden.back();
+  build_heads(config);
+}
 
+void PolicyNetImpl::build_declared(const engine::ModelConfig& config, const envs::EnvSpec& spec) {
+  std::vector<LayerSpec> layers;
+  try {
+    layers = model_layers(config);
+    if (split_recurrent(layers).lstm_size > 0) {
+      throw std::invalid_argument(
+          "an lstm layer makes a recurrent model, which V-trace cannot train yet (it keeps no per-env "
+          "recurrent state); recurrent models train with algo = \"r2d2\"");
+    }
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("PolicyNet: model ") + e.what());
+  }
+  declared_ = true;
+  shared_torso_ = config.shared_torso;
+  obs_shape_ = spec.observation.shape;
+  try {
+    policy_layers_ = register_module("policy_layers", Torso(layers, obs_shape_));
+    if (!shared_torso_) value_layers_ = register_module("value_layers", Torso(layers, obs_shape_));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("PolicyNet: model.layers ") + e.what());
+  }
+  torso_out_ = policy_layers_->out_features();
+  build_heads(config);
+}
+
+void PolicyNetImpl::build_heads(const engine::ModelConfig& config) {
   policy_head_ = register_module("policy_head", torch::nn::Linear(torso_out_, action_size_));
   value_head_ = register_module("value_head", torch::nn::Linear(torso_out_, 1));
   init_linear(policy_head_, 0.01);
@@ -116,9 +144,18 @@ PolicyOutput PolicyNetImpl::forward(torch::Tensor obs) {
     x = x.to(torch::kFloat32);
   }
 
-  const torch::Tensor policy_features = has_hidden_ ? policy_torso_->forward(x) : x;
-  const torch::Tensor value_features =
-      (has_hidden_ && !shared_torso_) ? value_torso_->forward(x) : policy_features;
+  torch::Tensor policy_features;
+  torch::Tensor value_features;
+  if (declared_) {
+    std::vector<int64_t> shape = {n};
+    shape.insert(shape.end(), obs_shape_.begin(), obs_shape_.end());
+    x = x.reshape(shape);
+    policy_features = policy_layers_->forward(x);
+    value_features = shared_torso_ ? policy_features : value_layers_->forward(x);
+  } else {
+    policy_features = has_hidden_ ? policy_torso_->forward(x) : x;
+    value_features = (has_hidden_ && !shared_torso_) ? value_torso_->forward(x) : policy_features;
+  }
 
   PolicyOutput out;
   out.logits_or_mean = policy_head_->forward(policy_features);

@@ -1,11 +1,16 @@
-// The actor-critic network the learner trains with V-trace: an MLP built from
+// The actor-critic network the learner trains with V-trace, built from
 // engine::ModelConfig and shaped by the env's spec.
 //
-//   obs [N, obs...] --flatten (uint8 scaled by 1/255)--> torso(s) --> policy head
-//                                                                 \-> value head
+//   obs [N, obs...] --(uint8 scaled by 1/255)--> torso(s) --> policy head
+//                                                          \-> value head
 //
-// With shared_torso one stack of hidden layers feeds both heads; otherwise the
-// policy and the value each get their own stack of the same sizes.
+// kind "mlp": the observation is flattened into hidden linear layers.
+// kind "layers" / "nature_cnn" / "impala_resnet": the declared layer list
+// (models/torso.h) over the observation's own shape, e.g. [C, H, W] for
+// convolutions; an lstm layer is refused (V-trace keeps no per-env recurrent
+// state: recurrent models train with R2D2).
+// With shared_torso one torso feeds both heads; otherwise the policy and the
+// value each get their own torso of the same layers.
 // Discrete(n) actions: the policy head gives n categorical logits.
 // Box(A) actions: the policy head gives the Gaussian mean; the log std is a
 // learned, state-independent parameter of size A (initialised to init_log_std).
@@ -29,6 +34,7 @@
 
 #include "engine/config.h"
 #include "envs/spec.h"
+#include "models/torso.h"
 
 namespace moonseed::models {
 
@@ -54,9 +60,13 @@ class PolicyNetImpl : public torch::nn::Module {
 
  private:
   torch::nn::Sequential make_torso(const engine::ModelConfig& config, const char* name);
+  void build_declared(const engine::ModelConfig& config, const envs::EnvSpec& spec);
+  void build_heads(const engine::ModelConfig& config);
 
   bool discrete_ = true;
   bool uint8_obs_ = false;
+  bool declared_ = false;      // true: the torsos are Torso modules over the observation's shape
+  std::vector<int64_t> obs_shape_;
   bool has_hidden_ = false;    // false: the heads read the flattened observation
   bool shared_torso_ = false;
   int64_t obs_size_ = 0;
@@ -64,6 +74,8 @@ class PolicyNetImpl : public torch::nn::Module {
   int64_t torso_out_ = 0;
   torch::nn::Sequential policy_torso_{nullptr};
   torch::nn::Sequential value_torso_{nullptr};  // null when shared_torso
+  Torso policy_layers_{nullptr};               // declared_ only
+  Torso value_layers_{nullptr};                // declared_ and not shared_torso
   torch::nn::Linear policy_head_{nullptr};
   torch::nn::Linear value_head_{nullptr};
   torch::Tensor log_std_;  // [A], box only

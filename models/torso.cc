@@ -74,27 +74,41 @@ int64_t out_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding) {
 
 }  // namespace
 
-std::string LayerSpec::describe() const {
-  std::ostringstream o;
-  o << kind;
-  if (kind == "linear" || kind == "impala_block") o << "(" << out << ")";
-  if (kind == "conv2d") {
-    o << "(" << out << ", kernel " << kernel << ", stride " << stride;
-    if (padding) o << ", padding " << padding;
-    o << ")";
-  }
-  if (kind == "maxpool2d") {
-    o << "(kernel " << kernel << ", stride " << stride;
-    if (padding) o << ", padding " << padding;
-    o << ")";
-  }
-  return o.str();
-}
-
 const std::vector<std::string>& layer_kinds() {
   static const std::vector<std::string> kinds = {"linear", "conv2d", "maxpool2d", "impala_block",
-                                                 "flatten", "relu", "tanh", "elu"};
+                                                 "flatten", "relu", "tanh", "elu", "lstm"};
   return kinds;
+}
+
+RecurrentSplit split_recurrent(const std::vector<LayerSpec>& layers) {
+  RecurrentSplit split;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i].kind != "lstm") {
+      split.torso.push_back(layers[i]);
+    } else if (i + 1 != layers.size()) {
+      throw std::invalid_argument("layer " + std::to_string(i + 1) + " " + layers[i].describe() +
+                                  ": an lstm must be the last layer (the heads read its output)");
+    } else if (layers[i].out < 1) {
+      throw std::invalid_argument("layer " + std::to_string(i + 1) + " lstm: needs out >= 1");
+    } else {
+      split.lstm_size = layers[i].out;
+    }
+  }
+  return split;
+}
+
+std::vector<LayerSpec> model_layers(const engine::ModelConfig& config) {
+  if (config.kind == "layers") return config.layers;
+  if (config.kind != "mlp") return preset_layers(config.kind);
+  if (config.activation != "tanh" && config.activation != "relu") {
+    throw std::invalid_argument("unknown activation '" + config.activation + "' (expected tanh or relu)");
+  }
+  std::vector<LayerSpec> layers;
+  for (int64_t width : config.hidden) {
+    layers.push_back(LayerSpec{"linear", width});
+    layers.push_back(LayerSpec{config.activation});
+  }
+  return layers;
 }
 
 std::vector<LayerSpec> preset_layers(const std::string& preset) {
@@ -106,7 +120,8 @@ std::vector<LayerSpec> preset_layers(const std::string& preset) {
     return {{"impala_block", 16}, {"impala_block", 32}, {"impala_block", 32}, {"relu"},
             {"flatten"},          {"linear", 256},      {"relu"}};
   }
-  throw std::invalid_argument("unknown model preset '" + preset + "' (known: nature_cnn, impala_resnet)");
+  throw std::invalid_argument("unknown model kind '" + preset +
+                              "' (known: mlp, layers, nature_cnn, impala_resnet)");
 }
 
 TorsoImpl::TorsoImpl(const std::vector<LayerSpec>& layers, std::vector<int64_t> input_shape)
@@ -160,6 +175,8 @@ TorsoImpl::TorsoImpl(const std::vector<LayerSpec>& layers, std::vector<int64_t> 
       layers_->push_back(torch::nn::Tanh());
     } else if (l.kind == "elu") {
       layers_->push_back(torch::nn::ELU());
+    } else if (l.kind == "lstm") {
+      fail("an lstm is a recurrent core, not a torso layer: only a recurrent model takes it, as its last layer");
     } else {
       std::string known;
       for (const std::string& k : layer_kinds()) known += (known.empty() ? "" : ", ") + k;

@@ -13,6 +13,8 @@
 //   maxpool2d(kernel, stride, padding)   needs a [C, H, W] input
 //   impala_block(out)                    IMPALA's conv 3x3 -> max-pool 3x3/2 -> 2 residual blocks
 //   flatten, relu, tanh, elu
+// ("lstm" is a declared kind too, but a recurrent core, not a torso layer:
+// split_recurrent() takes it off the end before the torso is built.)
 // The output is flattened at the end when the last layer leaves a [C, H, W].
 // Weights: orthogonal with gain sqrt(2), zero biases.
 //
@@ -30,23 +32,30 @@
 
 #include <torch/torch.h>
 
+#include "engine/config.h"
+
 namespace moonseed::models {
 
-struct LayerSpec {
-  std::string kind;     // see the list above
-  int64_t out = 0;      // linear: features; conv2d, impala_block: channels
-  int64_t kernel = 0;   // conv2d, maxpool2d
-  int64_t stride = 1;   // conv2d, maxpool2d
-  int64_t padding = 0;  // conv2d, maxpool2d
-  // "conv2d(32, kernel 8, stride 4)", "linear(512)", "relu".
-  std::string describe() const;
-  bool operator==(const LayerSpec& o) const {
-    return kind == o.kind && out == o.out && kernel == o.kernel && stride == o.stride && padding == o.padding;
-  }
-};
+// The declared layer (engine/config.h), as the models room calls it.
+using LayerSpec = engine::LayerConfig;
 
-// The layer kinds a torso accepts.
+// The layer kinds a model declares: the torso's, plus "lstm", the recurrent
+// core, which only a recurrent model takes and only as its last layer.
 const std::vector<std::string>& layer_kinds();
+
+// A declared layer list split into the feed-forward torso and the recurrent
+// core that ends it: lstm_size 0 when there is none. Throws
+// std::invalid_argument naming the layer when an lstm is not the last layer.
+struct RecurrentSplit {
+  std::vector<LayerSpec> torso;
+  int64_t lstm_size = 0;
+};
+RecurrentSplit split_recurrent(const std::vector<LayerSpec>& layers);
+
+// The layers a model config declares: an "mlp" expands to linear and
+// activation pairs, a preset to its list, "layers" is taken as written.
+// Throws std::invalid_argument for an unknown kind.
+std::vector<LayerSpec> model_layers(const engine::ModelConfig& config);
 
 // "nature_cnn" (Mnih et al. 2015: conv 32x8/4, 64x4/2, 64x3/1, linear 512) or
 // "impala_resnet" (Espeholt et al. 2018: blocks of 16, 32, 32 channels, linear 256).

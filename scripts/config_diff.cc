@@ -4,6 +4,7 @@
 
 #include "engine/metrics_log.h"
 #include "engine/schedule.h"
+#include "scripts/config_layers.h"
 #include "scripts/config_schedules.h"
 #include "scripts/config_values.h"
 
@@ -24,6 +25,7 @@ std::string json_value(const FieldValue& value) {
     for (size_t k = 0; k < list->size(); ++k) out += (k ? ", " : "") + std::to_string((*list)[k]);
     return out + "]";
   }
+  if (const auto* layers = std::get_if<LayerList>(&value)) return layer_list_json(*layers);
   const NumberMap& map = std::get<NumberMap>(value);
   std::string out = "{";
   for (size_t k = 0; k < map.size(); ++k) {

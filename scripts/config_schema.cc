@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "scripts/config_layers.h"
 #include "scripts/config_values.h"
 
 namespace moonseed::scripts {
@@ -93,6 +94,14 @@ FieldSchema number_map(const char* path, Access access, ReloadClass reload, cons
   return f;
 }
 
+template <typename Access>
+FieldSchema layer_list(const char* path, Access access, ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kLayerList, 0, 0, reload, doc);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(access(c)); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<LayerList>(v); };
+  return f;
+}
+
 FieldSchema with_rule(FieldSchema f, std::string rule_doc,
                       std::function<std::string(const FieldValue&)> rule) {
   f.rule_doc = std::move(rule_doc);
@@ -135,10 +144,15 @@ std::vector<FieldSchema> build_schema() {
       number_map(MOONSEED_FIELD(env.options), kRestart,
                  "options passed to the environment by name, e.g. {max_episode_steps = 200}"),
 
-      string(MOONSEED_FIELD(model.kind), {"mlp"}, kRestart, "network family"),
+      string(MOONSEED_FIELD(model.kind), {"mlp", "layers", "nature_cnn", "impala_resnet"}, kRestart,
+             "network family: mlp (hidden, activation), layers (the declared list) or a preset"),
       with_rule(integer_list(MOONSEED_FIELD(model.hidden), 1, 65536, kRestart, "sizes of the hidden layers"),
                 "1 to 16 layers", layer_count_rule),
       string(MOONSEED_FIELD(model.activation), {"tanh", "relu"}, kRestart, "activation of the hidden layers"),
+      with_rule(layer_list(MOONSEED_FIELD(model.layers), kRestart,
+                           "the declared layers when kind = \"layers\": {ms.nn.conv2d(32, 8, 4), ms.nn.relu(), ...}"),
+                "kinds linear, conv2d, maxpool2d, impala_block, lstm (last only), flatten, relu, tanh, elu",
+                [](const FieldValue& v) { return layer_list_problem(std::get<LayerList>(v)); }),
       boolean(MOONSEED_FIELD(model.shared_torso), kRestart, "policy and value heads share the hidden layers"),
       number(MOONSEED_FIELD(model.init_log_std), -20, 2, kRestart,
              "initial log standard deviation of Gaussian policies (box actions)"),
@@ -213,7 +227,7 @@ std::vector<FieldSchema> build_schema() {
                           learner, stop, log, checkpoint, schedules, reward_shaping] = c;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
   [[maybe_unused]] auto& [env_id, env_options] = c.env;
-  [[maybe_unused]] auto& [model_kind, hidden, activation, shared_torso, init_log_std] = c.model;
+  [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;
   [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost] = c.vtrace;
   [[maybe_unused]] auto& [optimizer_kind, lr, eps, rmsprop_alpha, rmsprop_momentum, max_grad_norm,
                           lr_decay_frames] = c.optimizer;
@@ -289,6 +303,7 @@ const char* type_name(FieldType type) {
     case FieldType::kBool: return "boolean";
     case FieldType::kIntegerList: return "list of integers";
     case FieldType::kNumberMap: return "map of numbers";
+    case FieldType::kLayerList: return "list of layers";
   }
   return "?";
 }

@@ -18,7 +18,7 @@
 
 namespace moonseed::scripts {
 
-enum class FieldType { kNumber, kInteger, kString, kBool, kIntegerList, kNumberMap };
+enum class FieldType { kNumber, kInteger, kString, kBool, kIntegerList, kNumberMap, kLayerList };
 
 // How a running experiment takes a new value (ARCHITECTURE.md "Hot reload").
 enum class ReloadClass {
@@ -28,8 +28,9 @@ enum class ReloadClass {
 };
 
 using NumberMap = std::vector<std::pair<std::string, double>>;  // sorted by name
+using LayerList = std::vector<engine::LayerConfig>;              // scripts/config_layers.h
 using FieldValue =
-    std::variant<double, int64_t, std::string, bool, std::vector<int64_t>, NumberMap>;
+    std::variant<double, int64_t, std::string, bool, std::vector<int64_t>, NumberMap, LayerList>;
 
 struct FieldSchema {
   std::string path;  // "optimizer.lr"

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "scripts/config_layers.h"
+
 namespace moonseed::scripts {
 namespace {
 
@@ -135,6 +137,7 @@ std::string lua_literal(const FieldValue& value) {
   if (const auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
   if (const auto* s = std::get_if<std::string>(&value)) return lua_quote(*s);
   if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  if (const auto* layers = std::get_if<LayerList>(&value)) return layer_list_lua(*layers);
   std::string out = "{";
   if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
     for (size_t k = 0; k < list->size(); ++k) out += (k ? ", " : "") + std::to_string((*list)[k]);
@@ -168,6 +171,7 @@ std::string range_text(const FieldSchema& f) {
       break;
     case FieldType::kNumberMap:
     case FieldType::kBool:
+    case FieldType::kLayerList:
       break;
   }
   if (!f.rule_doc.empty()) text += (text.empty() ? "" : "; ") + f.rule_doc;
@@ -219,6 +223,9 @@ std::string check_value(const FieldSchema& f, const FieldValue& value) {
       }
       break;
     }
+    case FieldType::kLayerList:
+      if (!std::holds_alternative<LayerList>(value)) return "expected a list of layers";
+      break;
   }
   if (problem.empty() && f.rule) problem = f.rule(value);
   if (!problem.empty() && problem.find(", got ") == std::string::npos) {
@@ -273,6 +280,10 @@ FieldValue parse_value(const FieldSchema& f, const std::string& text) {
       std::sort(map.begin(), map.end());
       return map;
     }
+    case FieldType::kLayerList:
+      throw std::invalid_argument("a list of layers is declared in the script (e.g. model.layers = "
+                                  "{ms.nn.linear(64), ms.nn.relu()}), not as text; presets are model.kind=" +
+                                  std::string("nature_cnn or impala_resnet"));
   }
   throw std::logic_error("parse_value: unknown field type");
 }

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "envs/env.h"
+#include "scripts/config_layers.h"
 #include "scripts/config_schedules.h"
 #include "scripts/config_schema.h"
 #include "scripts/config_values.h"
@@ -180,6 +181,17 @@ class ScriptReader {
           if (!value) return;
         }
         break;
+      case FieldType::kLayerList:
+        if (type == LUA_TTABLE) {
+          LayerListRead read = read_layer_list(L_, -1, field.path);
+          if (!read.layers) {
+            const bool own_place = !read.file.empty();
+            return issue(own_place ? read.file : place.file, own_place ? read.line : place.line, read.field,
+                         read.problem);
+          }
+          value = std::move(*read.layers);
+        }
+        break;
     }
     if (!value) {
       issue(place.file, place.line, field.path,
@@ -296,26 +308,9 @@ class ScriptReader {
 
   // The place recorded by a DSL helper (ms.origin), if the table was built by one.
   std::optional<Place> helper_place(int index) {
-    index = absolute(L_, index);
-    const int top = lua_gettop(L_);
-    std::optional<Place> place;
-    lua_getfield(L_, LUA_REGISTRYINDEX, "_LOADED");
-    lua_getfield(L_, -1, "moonseed");
-    if (lua_istable(L_, -1)) {
-      lua_getfield(L_, -1, "origin");
-      lua_pushvalue(L_, index);
-      if (lua_isfunction(L_, -2) && lua_pcall(L_, 1, 2, 0) == 0 && lua_type(L_, -2) == LUA_TSTRING &&
-          lua_type(L_, -1) == LUA_TNUMBER) {
-        const std::string source = lua_tostring(L_, -2);
-        const int line = static_cast<int>(lua_tointeger(L_, -1));
-        if (source.size() > 1 && source[0] == '@') {
-          const std::string file = source.substr(1);
-          place = Place{file, locator_.constructor_at_line(file, line), line};
-        }
-      }
-    }
-    lua_settop(L_, top);
-    return place;
+    const std::optional<DslOrigin> origin = dsl_origin(L_, index);
+    if (!origin) return std::nullopt;
+    return Place{origin->file, locator_.constructor_at_line(origin->file, origin->line), origin->line};
   }
 
   void issue(const std::string& file, int line, const std::string& field, const std::string& message) {
@@ -426,10 +421,25 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
                            " (known: " + listing(ids) + ")");
     return;
   }
+  std::unique_ptr<envs::Env> env;
   try {
-    envs::make_env(config.env.id, config.env.options);
+    env = envs::make_env(config.env.id, config.env.options);
   } catch (const std::invalid_argument& e) {
     report({"env.options", "env.id"}, e.what());
+    return;
+  }
+  const engine::ModelConfig& model = config.model;
+  if (model.kind == "layers" && model.layers.empty()) {
+    report({"model.kind", "model.layers"},
+           "model.kind is \"layers\" but model.layers is empty: declare them, e.g. "
+           "model = ms.layers {ms.nn.linear(64), ms.nn.tanh()}");
+  } else if (model.kind != "layers" && !model.layers.empty()) {
+    report({"model.layers", "model.kind"},
+           "model.layers is set but model.kind is " + lua_quote(model.kind) +
+               ", which ignores it: set model.kind = \"layers\" (ms.layers {...} does)");
+  } else {
+    const std::string problem = model_problem(config, env->spec());
+    if (!problem.empty()) report({"model.layers", "model.kind", "model.hidden"}, problem + " (for " + config.env.id + ")");
   }
 }
 

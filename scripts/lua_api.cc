@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "envs/env.h"
+#include "scripts/config_layers.h"
 #include "scripts/config_schema.h"
 #include "scripts/experiment_loader.h"
 #include "scripts/lua_arrays.h"
@@ -227,6 +228,8 @@ void push_field_value(lua_State* L, const FieldValue& value) {
     lua_pushboolean(L, *b);
   } else if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
     push_number_array(L, list->data(), list->size());
+  } else if (const auto* layers = std::get_if<LayerList>(&value)) {
+    push_layer_list(L, *layers);
   } else {
     lua_newtable(L);
     for (const auto& [name, number] : std::get<NumberMap>(value)) {
@@ -269,6 +272,8 @@ int open_core(lua_State* L) {
   lua_setfield(L, -2, "env");
   push_vtrace_api(L);
   lua_setfield(L, -2, "vtrace");
+  push_nn_api(L);
+  lua_setfield(L, -2, "nn");
   lua_pushcfunction(L, cpp_function<load_experiment_lua>);
   lua_setfield(L, -2, "load_experiment");
   return 1;

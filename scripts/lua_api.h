@@ -15,6 +15,7 @@
 //                       [mask], [lambda], [rho_clip], [pg_rho_clip], [c_clip]}
 //                                  -> {vs = {...}, pg_advantages = {...}}
 //   core.load_experiment(path [, overrides]) -> the resolved config as nested tables
+//   core.nn.preset(name)           -> the layer list of a model preset ("nature_cnn", ...)
 //
 // Errors are Lua errors: bad arguments in luaL_check* style; failures of the
 // engine (unknown env id, wrong state size, invalid config) carry its message.
@@ -23,6 +24,9 @@
 // Functions run on the calling Lua state only; an Env must not be shared
 // between Lua states.
 #pragma once
+
+#include <optional>
+#include <string>
 
 #include <lua.hpp>
 
@@ -39,5 +43,17 @@ void push_config(lua_State* L, const engine::ExperimentConfig& config);
 
 // The `vtrace` table of moonseed.core (lua_vtrace_api.cc).
 void push_vtrace_api(lua_State* L);
+
+// The `nn` table of moonseed.core (lua_model_api.cc).
+void push_nn_api(lua_State* L);
+
+// Where the table at `index` was built by a DSL helper of the moonseed
+// library (ms.origin): its file (the chunk name without '@') and line.
+// nullopt for a table no helper built, or when the library is not loaded.
+struct DslOrigin {
+  std::string file;
+  int line = 0;
+};
+std::optional<DslOrigin> dsl_origin(lua_State* L, int index);
 
 }  // namespace moonseed::scripts

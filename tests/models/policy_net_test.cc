@@ -153,5 +153,62 @@ TEST(PolicyNet, RejectsObservationsOfTheWrongSize) {
   EXPECT_THROW(net->forward(torch::randn({3, 5})), std::invalid_argument);
 }
 
+int64_t parameters_under(PolicyNet& net, const std::string& prefix) {
+  int64_t n = 0;
+  for (const auto& p : net->named_parameters()) {
+    if (p.key().compare(0, prefix.size(), prefix) == 0) n += p.value().numel();
+  }
+  return n;
+}
+
+TEST(PolicyNet, TheNatureCnnPresetReadsAnImageInItsOwnShape) {
+  engine::ModelConfig config;
+  config.kind = "nature_cnn";
+  PolicyNet net(config, spec_of(box({4, 84, 84}, envs::DType::kUInt8), discrete(6)));
+  // Mnih et al. 2015: 84x84 -> 20x20x32 -> 9x9x64 -> 7x7x64 = 3136 -> 512.
+  const int64_t torso = (4 * 32 * 64 + 32) + (32 * 64 * 16 + 64) + (64 * 64 * 9 + 64) + (3136 * 512 + 512);
+  EXPECT_EQ(parameters_under(net, "policy_layers."), torso);
+  EXPECT_EQ(parameters_under(net, "value_layers."), torso);
+  EXPECT_EQ(parameters_under(net, "policy_head."), 512 * 6 + 6);
+  const PolicyOutput out = net->forward(torch::randint(0, 256, {2, 4, 84, 84}, torch::kUInt8));
+  EXPECT_EQ(out.logits_or_mean.sizes(), torch::IntArrayRef({2, 6}));
+  EXPECT_EQ(out.value.sizes(), torch::IntArrayRef({2}));
+}
+
+TEST(PolicyNet, DeclaredLayersWithASharedTorsoFeedBothHeads) {
+  engine::ModelConfig config;
+  config.kind = "layers";
+  config.layers = {{"linear", 32}, {"relu"}};
+  config.shared_torso = true;
+  PolicyNet net(config, spec_of(box({4}), discrete(2)));
+  EXPECT_EQ(parameters_under(net, ""), (4 * 32 + 32) + (32 * 2 + 2) + (32 + 1));
+  EXPECT_EQ(parameters_under(net, "value_layers."), 0);
+  net->forward(torch::randn({3, 4})).value.sum().backward();
+  const torch::Tensor g = net->named_parameters()["policy_layers.layers.0.weight"].grad();
+  ASSERT_TRUE(g.defined());
+  EXPECT_GT(g.abs().sum().item<double>(), 0.0);
+}
+
+std::string construction_error(const engine::ModelConfig& config, const envs::EnvSpec& spec) {
+  try {
+    PolicyNet net(config, spec);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PolicyNet, DeclaredLayersThatDoNotFitTheObservationOrNeedRecurrenceAreRefused) {
+  engine::ModelConfig config;
+  config.kind = "layers";
+  config.layers = {{"conv2d", 8, 3, 1, 0}, {"relu"}};
+  EXPECT_EQ(construction_error(config, spec_of(box({4}), discrete(2))),
+            "PolicyNet: model.layers layer 1 conv2d(8, kernel 3, stride 1): needs a [channels, height, width] "
+            "input (its input is 4)");
+  config.layers = {{"linear", 32}, {"lstm", 16}};
+  EXPECT_NE(construction_error(config, spec_of(box({4}), discrete(2))).find("algo = \"r2d2\""),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace moonseed::models

@@ -85,9 +85,13 @@ TEST(Torso, AKernelLargerThanItsInputIsRefused) {
 TEST(Torso, ConvolutionsNeedAnImageAndUnknownKindsAreNamed) {
   EXPECT_EQ(error_of({{"conv2d", 8, 3, 1, 0}}, {4}),
             "layer 1 conv2d(8, kernel 3, stride 1): needs a [channels, height, width] input (its input is 4)");
-  const std::string unknown = error_of({{"linear", 8}, {"lstm", 8}}, {4});
-  EXPECT_NE(unknown.find("layer 2 lstm: unknown layer kind 'lstm' (known: linear, conv2d"), std::string::npos)
+  const std::string unknown = error_of({{"linear", 8}, {"attention", 8}}, {4});
+  EXPECT_NE(unknown.find("layer 2 attention: unknown layer kind 'attention' (known: linear, conv2d"),
+            std::string::npos)
       << unknown;
+  EXPECT_EQ(error_of({{"linear", 8}, {"lstm", 8}}, {4}),
+            "layer 2 lstm(8): an lstm is a recurrent core, not a torso layer: only a recurrent model takes it, "
+            "as its last layer (its input is 8)");
   EXPECT_THROW(preset_layers("resnet50"), std::invalid_argument);
 }
 

@@ -14,9 +14,10 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.runs_dir = "/tmp/some \"quoted\" runs";
   c.env.id = "CartPole-v1";  // the env every build has: cannot differ
   c.env.options = {{"max_episode_steps", 200}};
-  c.model.kind = "mlp";  // the only kind: cannot differ
+  c.model.kind = "layers";
   c.model.hidden = {128, 7, 3};
   c.model.activation = "relu";
+  c.model.layers = {{"linear", 48}, {"elu"}, {"linear", 16}, {"tanh"}};
   c.model.shared_torso = true;
   c.model.init_log_std = -1.25;
   c.vtrace.gamma = 0.997;

@@ -70,6 +70,78 @@ function ms.mlp(t)
   return t
 end
 
+-- Declared models, in the spirit of Torch7's nn (docs/lua-api.md "Models"):
+--   model = ms.layers { ms.nn.conv2d(32, 8, 4), ms.nn.relu(), ms.nn.flatten(), ms.nn.linear(512) }
+--   model = ms.layers { ms.nn.nature_cnn(), ms.nn.lstm(512) }      -- presets splice in
+-- Each ms.nn helper returns a plain layer table {kind = ..., out = ..., ...}
+-- recorded at its caller's line, so the loader's errors point at the layer.
+-- Sizes are checked by the loader (and against the env's observation).
+ms.nn = {}
+
+-- ms.nn.KIND(a, b, c) or ms.nn.KIND { name = value, ... }: positional
+-- arguments fill `names` in order.
+local function layer_helper(kind, names)
+  return function(first, ...)
+    local fields = {}
+    if type(first) == "table" then
+      for k, v in pairs(first) do
+        if type(k) == "number" and not names[k] then
+          error(("ms.nn.%s: too many positional arguments (takes %s)"):format(kind,
+            #names > 0 and table.concat(names, ", ") or "none"), 2)
+        end
+        fields[type(k) == "number" and names[k] or k] = v
+      end
+    else
+      local args = { first, ... }
+      if select("#", ...) + 1 > #names and not (first == nil and #names == 0) then
+        error(("ms.nn.%s: too many arguments (takes %s)"):format(kind,
+          #names > 0 and table.concat(names, ", ") or "none"), 2)
+      end
+      for i, name in ipairs(names) do fields[name] = args[i] end
+    end
+    tag(kind, fields)  -- here, so that the line recorded is the caller's
+    fields.kind = kind
+    return fields
+  end
+end
+
+ms.nn.linear = layer_helper("linear", { "out" })
+ms.nn.lstm = layer_helper("lstm", { "out" })
+ms.nn.impala_block = layer_helper("impala_block", { "out" })
+ms.nn.conv2d = layer_helper("conv2d", { "out", "kernel", "stride", "padding" })
+ms.nn.maxpool2d = layer_helper("maxpool2d", { "kernel", "stride", "padding" })
+for _, kind in ipairs { "flatten", "relu", "tanh", "elu" } do
+  ms.nn[kind] = layer_helper(kind, {})
+end
+-- The presets' layer lists, to splice into ms.layers or extend.
+function ms.nn.nature_cnn() return core.nn.preset("nature_cnn") end
+function ms.nn.impala_resnet() return core.nn.preset("impala_resnet") end
+
+-- A declared model section: the list part holds the layers (nested lists
+-- such as ms.nn.nature_cnn() are spliced in order); named fields
+-- (shared_torso, init_log_std) are the model's other fields.
+function ms.layers(t)
+  tag("layers", t)
+  local flat = {}
+  local function add(list)
+    for _, l in ipairs(list) do
+      if type(l) == "table" and l.kind == nil and #l > 0 then add(l) else flat[#flat + 1] = l end
+    end
+  end
+  add(t)
+  local model = { kind = "layers", layers = flat }
+  for k, v in pairs(t) do
+    if type(k) ~= "number" then
+      if k == "kind" or k == "layers" then
+        error(("ms.layers: %q is set by ms.layers itself; list the layers instead"):format(k), 2)
+      end
+      model[k] = v
+    end
+  end
+  tag("layers", model)
+  return model
+end
+
 -- ms.vtrace { gamma = 0.99, ... } is the V-trace section of an experiment;
 -- ms.vtrace.targets { ... } computes V-trace targets (moonseed.core).
 ms.vtrace = setmetatable({ targets = core.vtrace.targets }, {
