@@ -22,13 +22,6 @@ const char* const kFormatKey = "moonseed_checkpoint_format";
 
 std::string errno_text() { return std::strerror(errno); }
 
-// The first line of a c10::Error: the rest is a C++ backtrace nobody needs.
-std::string short_reason(const c10::Error& e) {
-  std::string text = e.what_without_backtrace();
-  const size_t eol = text.find('\n');
-  return eol == std::string::npos ? text : text.substr(0, eol);
-}
-
 // Closes a file descriptor on every path out of a scope.
 class FileDescriptor {
  public:
@@ -127,22 +120,14 @@ c10::optional<torch::Device> device_of(const torch::nn::Module& model) {
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, const torch::nn::Module& model,
-                     const torch::optim::Optimizer& optimizer, const Counters& counters) {
-  torch::serialize::OutputArchive archive;
-  archive.write(kFormatKey, c10::IValue(kFormatVersion));
-  archive.write("optimizer_kind", c10::IValue(optimizer_kind(optimizer)));
-  archive.write("optimizer_steps", c10::IValue(counters.optimizer_steps));
-  archive.write("frames", c10::IValue(counters.frames));
-  archive.write("episodes", c10::IValue(counters.episodes));
-  archive.write("elapsed_s", c10::IValue(counters.elapsed_s));
-  torch::serialize::OutputArchive model_archive(archive.compilation_unit());
-  model.save(model_archive);
-  archive.write("model", model_archive);
-  torch::serialize::OutputArchive optimizer_archive(archive.compilation_unit());
-  optimizer.save(optimizer_archive);
-  archive.write("optimizer", optimizer_archive);
+std::string short_reason(const c10::Error& e) {
+  std::string text = e.what_without_backtrace();
+  const size_t eol = text.find('\n');
+  return eol == std::string::npos ? text : text.substr(0, eol);
+}
 
+void write_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path,
+                              const std::string& what) {
   const std::string partial = path + ".partial";
   FileDescriptor fd(::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (fd.get() < 0) throw CheckpointError("cannot create " + partial + ": " + errno_text());
@@ -164,7 +149,7 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
     }
   } catch (const c10::Error& e) {
     ::unlink(partial.c_str());
-    throw CheckpointError("cannot write checkpoint " + partial + ": " +
+    throw CheckpointError("cannot write " + what + " " + partial + ": " +
                           (write_errno != 0 ? std::strerror(write_errno) : short_reason(e)));
   } catch (...) {
     ::unlink(partial.c_str());
@@ -172,6 +157,25 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
   }
   // The rename is durable only once the directory entry is on disk.
   fsync_directory_of(path);
+}
+
+void save_checkpoint(const std::string& path, const torch::nn::Module& model,
+                     const torch::optim::Optimizer& optimizer, const Counters& counters) {
+  torch::serialize::OutputArchive archive;
+  archive.write(kFormatKey, c10::IValue(kFormatVersion));
+  archive.write("optimizer_kind", c10::IValue(optimizer_kind(optimizer)));
+  archive.write("optimizer_steps", c10::IValue(counters.optimizer_steps));
+  archive.write("frames", c10::IValue(counters.frames));
+  archive.write("episodes", c10::IValue(counters.episodes));
+  archive.write("elapsed_s", c10::IValue(counters.elapsed_s));
+  torch::serialize::OutputArchive model_archive(archive.compilation_unit());
+  model.save(model_archive);
+  archive.write("model", model_archive);
+  torch::serialize::OutputArchive optimizer_archive(archive.compilation_unit());
+  optimizer.save(optimizer_archive);
+  archive.write("optimizer", optimizer_archive);
+
+  write_archive_atomically(archive, path, "checkpoint");
 }
 
 Counters load_checkpoint(const std::string& path, torch::nn::Module& model,

@@ -37,6 +37,17 @@ class CheckpointError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Writes `archive` to PATH crash-safely: PATH.partial, fsync, rename over PATH,
+// fsync of the directory, so PATH is always the old complete file or the new
+// one. On failure PATH.partial is removed and CheckpointError names the file
+// and the reason ("No space left on device"). `what` names the file's kind in
+// the message ("checkpoint", "replay checkpoint").
+void write_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path,
+                              const std::string& what);
+
+// The first line of a LibTorch error (the rest is a C++ backtrace).
+std::string short_reason(const c10::Error& e);
+
 void save_checkpoint(const std::string& path, const torch::nn::Module& model,
                      const torch::optim::Optimizer& optimizer, const Counters& counters);
 

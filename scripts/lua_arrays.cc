@@ -1,9 +1,21 @@
 #include "scripts/lua_arrays.h"
 
+#include <algorithm>
+
+#include "scripts/config_values.h"
+
 namespace moonseed::scripts {
+namespace {
+
+// A stack index that stays valid while values are pushed.
+int absolute(lua_State* L, int index) {
+  return index < 0 && index > LUA_REGISTRYINDEX ? lua_gettop(L) + index + 1 : index;
+}
+
+}  // namespace
 
 std::vector<double> check_number_array(lua_State* L, int index, const char* what) {
-  if (index < 0 && index > LUA_REGISTRYINDEX) index = lua_gettop(L) + index + 1;
+  index = absolute(L, index);
   if (lua_type(L, index) != LUA_TTABLE) {
     luaL_error(L, "%s: expected an array of numbers, got %s", what, luaL_typename(L, index));
   }
@@ -22,7 +34,7 @@ std::vector<double> check_number_array(lua_State* L, int index, const char* what
 }
 
 bool is_sequence(lua_State* L, int index) {
-  if (index < 0 && index > LUA_REGISTRYINDEX) index = lua_gettop(L) + index + 1;
+  index = absolute(L, index);
   const size_t n = lua_objlen(L, index);
   size_t entries = 0;
   lua_pushnil(L);
@@ -31,6 +43,48 @@ bool is_sequence(lua_State* L, int index) {
     lua_pop(L, 1);
   }
   return entries == n;
+}
+
+void check_known_fields(lua_State* L, int index, const char* function,
+                        const std::vector<std::string>& known) {
+  index = absolute(L, index);
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    lua_pop(L, 1);
+    const std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string close = closest_name(key, known);
+    luaL_error(L, "%s: unknown field '%s'%s", function, key.empty() ? "?" : key.c_str(),
+               close.empty() ? "" : ("; did you mean '" + close + "'?").c_str());
+  }
+}
+
+std::vector<double> array_field(lua_State* L, int index, const char* function, const char* name,
+                                bool required) {
+  lua_getfield(L, absolute(L, index), name);
+  std::vector<double> values;
+  if (!lua_isnil(L, -1)) {
+    values = check_number_array(L, -1, name);
+  } else if (required) {
+    luaL_error(L, "%s: missing array '%s'", function, name);
+  }
+  lua_pop(L, 1);
+  return values;
+}
+
+double number_field(lua_State* L, int index, const char* function, const char* name,
+                    const double* fallback) {
+  lua_getfield(L, absolute(L, index), name);
+  double value = fallback != nullptr ? *fallback : 0;
+  if (lua_type(L, -1) == LUA_TNUMBER) {
+    value = lua_tonumber(L, -1);
+  } else if (!lua_isnil(L, -1)) {
+    luaL_error(L, "%s: '%s' must be a number, got %s", function, name, luaL_typename(L, -1));
+  } else if (fallback == nullptr) {
+    luaL_error(L, "%s: missing number '%s'", function, name);
+  }
+  lua_pop(L, 1);
+  return value;
 }
 
 void push_number_array(lua_State* L, const std::vector<double>& values) {

@@ -151,6 +151,15 @@ ms.vtrace = setmetatable({ targets = core.vtrace.targets }, {
   end,
 })
 
+-- R2D2's math on one stream of plain arrays (moonseed.core, engine/r2d2.h).
+ms.r2d2 = {
+  value_rescale = core.r2d2.value_rescale,
+  inverse_value_rescale = core.r2d2.inverse_value_rescale,
+  n_step_targets = core.r2d2.n_step_targets,
+  priorities = core.r2d2.priorities,
+  ape_x_epsilon = core.r2d2.ape_x_epsilon,
+}
+
 -- optimizer = { lr = ms.linear { from = 1e-3, to = 0, frames = 5e6 } }, and
 -- ms.constant, ms.cosine, ms.step, ms.piecewise: each returns a schedule table
 -- (moonseed/schedule.lua) recorded at the caller's line, so the engine's
