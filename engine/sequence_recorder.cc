@@ -1,0 +1,169 @@
+#include "engine/sequence_recorder.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "engine/r2d2_trainer.h"
+#include "rpc/messages.h"
+
+namespace moonseed::engine {
+namespace {
+
+// Writes one value of `row` of a [g, ...] column.
+template <typename T>
+void put(torch::Tensor& column, int64_t row, T value) {
+  column.data_ptr<T>()[row] = value;
+}
+
+}  // namespace
+
+SequenceRecorder::SequenceRecorder(int num_slots, const envs::EnvSpec& env, int64_t lstm,
+                                   SequenceReplay& replay)
+    : replay_(replay), lstm_(lstm), block_length_(replay.block_length()),
+      obs_bytes_(env.observation.byte_size()) {
+  if (num_slots < 1) {
+    throw std::invalid_argument("SequenceRecorder: needs at least 1 slot, got " + std::to_string(num_slots));
+  }
+  if (replay.config().max_streams < num_slots) {
+    throw std::invalid_argument("SequenceRecorder: the replay is sized for " +
+                                std::to_string(replay.config().max_streams) + " streams (max_streams) but " +
+                                std::to_string(num_slots) + " env slots record into it");
+  }
+  slots_.reserve(static_cast<size_t>(num_slots));
+  for (int i = 0; i < num_slots; ++i) {
+    Slot s(replay.config());
+    for (const ColumnSpec& c : r2d2_step_columns(env)) {
+      s.steps[c.name] = torch::zeros(c.with_leading({block_length_}), torch::dtype(c.dtype));
+    }
+    for (const ColumnSpec& c : r2d2_start_columns(lstm)) {
+      s.starts[c.name] = torch::zeros(c.shape, torch::dtype(c.dtype));
+    }
+    slots_.push_back(std::move(s));
+  }
+}
+
+SequenceRecorder::Slot& SequenceRecorder::slot_at(int slot, const char* what) {
+  return const_cast<Slot&>(static_cast<const SequenceRecorder*>(this)->slot_at(slot, what));
+}
+
+const SequenceRecorder::Slot& SequenceRecorder::slot_at(int slot, const char* what) const {
+  if (slot < 0 || slot >= num_slots()) {
+    throw std::invalid_argument(std::string("SequenceRecorder::") + what + ": slot " + std::to_string(slot) +
+                                " outside [0, " + std::to_string(num_slots()) + ")");
+  }
+  return slots_[static_cast<size_t>(slot)];
+}
+
+void SequenceRecorder::forget(Slot& s) {
+  if (s.pending_valid && (s.pending || s.awaiting_action)) stats_.interrupted_episodes += 1;
+  s.row = 0;
+  s.pending = false;
+  s.awaiting_action = false;
+  s.episode_seen = false;
+  s.episode_return = 0;
+  s.episode_length = 0;
+  s.assembler.reset();
+}
+
+void SequenceRecorder::complete_step(int slot_id, Slot& s, float reward, uint8_t flags) {
+  const bool terminated = s.pending_valid && (flags & rpc::kTerminated) != 0;
+  const bool truncated = s.pending_valid && !terminated && (flags & rpc::kTruncated) != 0;
+  const float r = s.pending_valid ? reward : 0.f;
+  put<float>(s.steps["reward"], s.row, r);
+  put<uint8_t>(s.steps["terminated"], s.row, terminated ? 1 : 0);
+  put<uint8_t>(s.steps["truncated"], s.row, truncated ? 1 : 0);
+  s.pending = false;
+  stats_.steps += 1;
+  if (s.pending_valid) {
+    s.episode_return += r;
+    s.episode_length += 1;
+    if (terminated || truncated) {
+      if (s.episode_seen) {
+        finished_.push_back(EpisodeResult{slot_id, s.episode_return, s.episode_length, truncated});
+      }
+      s.episode_seen = false;
+      s.episode_return = 0;
+      s.episode_length = 0;
+    }
+  }
+  if (++s.row < block_length_) return;
+  s.row = 0;
+  const BlockRef block = replay_.add_block(s.steps, s.starts);
+  stats_.blocks += 1;
+  if (std::optional<std::vector<BlockRef>> sequence = s.assembler.push(block)) {
+    sequences_.push_back(std::move(*sequence));
+    stats_.sequences += 1;
+  }
+}
+
+void SequenceRecorder::observe(int slot, const uint8_t* obs, float reward, uint8_t flags) {
+  Slot& s = slot_at(slot, "observe");
+  if (s.awaiting_action) {
+    throw std::logic_error("SequenceRecorder::observe: slot " + std::to_string(slot) +
+                           " observed twice without act()");
+  }
+  const bool first = (flags & rpc::kFirst) != 0;
+  if (first && s.pending && s.pending_valid) {
+    forget(s);  // restarted mid-episode: the partial block and sequences would straddle the cut
+  }
+  if (s.pending) complete_step(slot, s, reward, flags);
+
+  const bool starts = first || !s.seen;
+  s.prev_action = starts ? -1 : s.last_action;
+  s.prev_reward = starts ? 0.f : reward;
+  s.reset = starts;
+  if (first) {
+    s.episode_seen = true;
+    s.episode_return = 0;
+    s.episode_length = 0;
+  }
+  s.seen = true;
+  s.awaiting_action = true;
+  s.pending_valid = (flags & (rpc::kTerminated | rpc::kTruncated)) == 0;
+
+  std::memcpy(static_cast<uint8_t*>(s.steps["obs"].data_ptr()) + s.row * obs_bytes_, obs,
+              static_cast<size_t>(obs_bytes_));
+  put<uint8_t>(s.steps["valid"], s.row, s.pending_valid ? 1 : 0);
+  put<uint8_t>(s.steps["reset"], s.row, s.reset ? 1 : 0);
+  put<int64_t>(s.steps["prev_action"], s.row, s.prev_action);
+  put<float>(s.steps["prev_reward"], s.row, s.prev_reward);
+}
+
+void SequenceRecorder::act(int slot, int64_t action, const float* h, const float* c) {
+  Slot& s = slot_at(slot, "act");
+  if (!s.awaiting_action) {
+    throw std::logic_error("SequenceRecorder::act: slot " + std::to_string(slot) + " has no observation to act on");
+  }
+  put<int64_t>(s.steps["action"], s.row, action);
+  if (s.row == 0 && lstm_ > 0) {
+    std::memcpy(s.starts["h"].data_ptr<float>(), h, static_cast<size_t>(lstm_) * sizeof(float));
+    std::memcpy(s.starts["c"].data_ptr<float>(), c, static_cast<size_t>(lstm_) * sizeof(float));
+  }
+  s.last_action = action;
+  s.awaiting_action = false;
+  s.pending = true;
+}
+
+int64_t SequenceRecorder::prev_action(int slot) const { return slot_at(slot, "prev_action").prev_action; }
+float SequenceRecorder::prev_reward(int slot) const { return slot_at(slot, "prev_reward").prev_reward; }
+bool SequenceRecorder::reset(int slot) const { return slot_at(slot, "reset").reset; }
+
+void SequenceRecorder::reset_slot(int slot) {
+  Slot& s = slot_at(slot, "reset_slot");
+  forget(s);
+  s.seen = false;
+}
+
+void SequenceRecorder::take_sequences(std::vector<std::vector<BlockRef>>& out) {
+  for (auto& seq : sequences_) out.push_back(std::move(seq));
+  sequences_.clear();
+}
+
+void SequenceRecorder::take_finished_episodes(std::vector<EpisodeResult>& out) {
+  out.insert(out.end(), finished_.begin(), finished_.end());
+  finished_.clear();
+}
+
+}  // namespace moonseed::engine
