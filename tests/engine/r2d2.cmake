@@ -2,6 +2,7 @@
 add_executable(engine_r2d2_test
   ${CMAKE_CURRENT_LIST_DIR}/r2d2_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/r2d2_trainer_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/recurrent_acting_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/sequence_recorder_test.cc
 )
 target_link_libraries(engine_r2d2_test PRIVATE moonseed_engine GTest::gtest_main)
