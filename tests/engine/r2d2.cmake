@@ -1,5 +1,6 @@
 # Tests of R2D2's learning math, training step and recording. Included by tests/engine/CMakeLists.txt.
 add_executable(engine_r2d2_test
+  ${CMAKE_CURRENT_LIST_DIR}/r2d2_core_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/r2d2_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/r2d2_trainer_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/recurrent_acting_test.cc

@@ -1,0 +1,184 @@
+#include "engine/r2d2_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "engine/optimizer.h"
+
+namespace moonseed::engine {
+namespace {
+
+std::vector<double> ape_x_epsilons(int num_slots, double base, double alpha) {
+  std::vector<double> out(static_cast<size_t>(num_slots));
+  for (int s = 0; s < num_slots; ++s) out[static_cast<size_t>(s)] = ape_x_epsilon(s, num_slots, base, alpha);
+  return out;
+}
+
+// The replay's config with the sizes that follow from the trainer and the slots:
+// sequences of burn_in + trace steps, and room in the block ring for every slot
+// plus as many queued sequences.
+SequenceReplayConfig replay_config(const R2d2CoreConfig& c, int num_slots) {
+  SequenceReplayConfig r = c.replay;
+  r.sequence_length = c.trainer.burn_in + c.trainer.trace;
+  r.max_streams = 2 * static_cast<int64_t>(num_slots);
+  return r;
+}
+
+models::QNet make_online(const R2d2CoreConfig& c, const envs::EnvSpec& env, torch::Device device) {
+  torch::manual_seed(c.seed);
+  models::QNet net(c.net, env);
+  net->to(device);
+  return net;
+}
+
+}  // namespace
+
+R2d2Core::R2d2Core(const R2d2CoreConfig& config, const envs::EnvSpec& env, int num_slots, torch::Device device)
+    : config_(config),
+      device_(device),
+      replay_(std::make_unique<SequenceReplay>(replay_config(config, num_slots), r2d2_step_columns(env),
+                                               r2d2_start_columns(config.net.lstm), config.limiter)),
+      acting_(ape_x_epsilons(num_slots, config.epsilon_base, config.epsilon_alpha), config.net.lstm, device,
+              config.seed ^ 0x5DEECE66Dull),
+      recorder_(num_slots, env, config.net.lstm, *replay_),
+      max_queued_(num_slots) {
+  if (config.batch < 1) throw std::invalid_argument("R2d2Core: batch must be >= 1, got " + std::to_string(config.batch));
+  models::QNet online = make_online(config, env, device);
+  optimizer_ = make_optimizer(config.optimizer, online->parameters());
+  trainer_ = std::make_unique<R2d2Trainer>(config.trainer, online, *optimizer_, device);
+}
+
+R2d2Core::~R2d2Core() { close(); }
+
+void R2d2Core::observe(int slot, const uint8_t* obs, float reward, uint8_t flags) {
+  recorder_.observe(slot, obs, reward, flags);
+}
+
+torch::Tensor R2d2Core::act(const std::vector<int64_t>& slots, const torch::Tensor& obs) {
+  const int64_t n = static_cast<int64_t>(slots.size());
+  torch::Tensor prev_action = torch::empty({n}, torch::kInt64);
+  torch::Tensor prev_reward = torch::empty({n}, torch::kFloat32);
+  torch::Tensor reset = torch::empty({n}, torch::kUInt8);
+  for (int64_t i = 0; i < n; ++i) {
+    const int slot = static_cast<int>(slots[static_cast<size_t>(i)]);
+    prev_action.data_ptr<int64_t>()[i] = recorder_.prev_action(slot);
+    prev_reward.data_ptr<float>()[i] = recorder_.prev_reward(slot);
+    reset.data_ptr<uint8_t>()[i] = recorder_.reset(slot) ? 1 : 0;
+  }
+  ActingDecision d;
+  {
+    std::shared_lock<std::shared_mutex> weights(weights_mu_);
+    d = acting_.act(*online(), slots, obs.to(device_), prev_action, prev_reward, reset);
+  }
+  const int64_t lstm = config_.net.lstm;
+  const float* h = lstm > 0 ? d.h.data_ptr<float>() : nullptr;
+  const float* c = lstm > 0 ? d.c.data_ptr<float>() : nullptr;
+  const int64_t* a = d.actions.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    recorder_.act(static_cast<int>(slots[static_cast<size_t>(i)]), a[i], h ? h + i * lstm : nullptr,
+                  c ? c + i * lstm : nullptr);
+  }
+  std::vector<std::vector<BlockRef>> completed;
+  recorder_.take_sequences(completed);
+  if (!completed.empty()) {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    for (auto& seq : completed) queued_.push_back(std::move(seq));
+  }
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.sequences_queued += static_cast<int64_t>(completed.size());
+  stats_.explored_actions += d.explored;
+  return d.actions;
+}
+
+void R2d2Core::reset_slot(int slot) {
+  recorder_.reset_slot(slot);
+  acting_.reset_slot(slot);
+}
+
+void R2d2Core::take_finished_episodes(std::vector<EpisodeResult>& out) { recorder_.take_finished_episodes(out); }
+
+bool R2d2Core::wait_for_room(std::chrono::milliseconds timeout) {
+  {
+    std::unique_lock<std::mutex> lock(queue_mu_);
+    if (!queue_cv_.wait_for(lock, timeout, [&] { return closed_ || static_cast<int64_t>(queued_.size()) < max_queued_; }) ||
+        closed_) {
+      return false;
+    }
+  }
+  return replay_->await_insert(timeout);
+}
+
+void R2d2Core::insert_queued() {
+  std::vector<std::vector<BlockRef>> batch;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    batch.swap(queued_);
+  }
+  queue_cv_.notify_all();
+  int64_t inserted = 0;
+  int64_t rejected = 0;
+  for (size_t begin = 0; begin < batch.size(); begin += static_cast<size_t>(config_.batch)) {
+    const size_t end = std::min(batch.size(), begin + static_cast<size_t>(config_.batch));
+    const std::vector<std::vector<BlockRef>> chunk(batch.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                   batch.begin() + static_cast<std::ptrdiff_t>(end));
+    std::vector<double> priorities;
+    try {
+      priorities = trainer_->priorities(replay_->gather(chunk));
+    } catch (const std::invalid_argument&) {
+      // A block was overwritten between assembling and now (gather names it):
+      // insert one by one so only the stale sequences are lost.
+      for (const auto& seq : chunk) {
+        try {
+          const double p = trainer_->priorities(replay_->gather({seq})).front();
+          if (replay_->insert(seq, p)) ++inserted; else ++rejected;
+        } catch (const std::invalid_argument&) {
+          ++rejected;
+        }
+      }
+      continue;
+    }
+    for (size_t i = 0; i < chunk.size(); ++i) {
+      if (replay_->insert(chunk[i], priorities[i])) ++inserted; else ++rejected;
+    }
+  }
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.sequences_inserted += inserted;
+  stats_.sequences_rejected += rejected;
+}
+
+std::optional<R2d2StepStats> R2d2Core::train_step(std::chrono::milliseconds wait) {
+  insert_queued();
+  if (!replay_->await_sample(config_.batch, wait)) return std::nullopt;
+  SampledBatch sample = replay_->sample(config_.batch);
+  std::vector<double> priorities;
+  R2d2StepStats step = trainer_->learn(sample, &priorities);
+  {
+    std::unique_lock<std::shared_mutex> weights(weights_mu_);
+    trainer_->apply();
+  }
+  replay_->update_priorities(sample.keys, priorities);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.learning_steps = trainer_->steps();
+  stats_.last = step;
+  return step;
+}
+
+void R2d2Core::set_learning_rate(double lr) { engine::set_learning_rate(*optimizer_, lr); }
+
+void R2d2Core::close() {
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    closed_ = true;
+  }
+  queue_cv_.notify_all();
+  replay_->rate_limiter().cancel();
+}
+
+R2d2CoreStats R2d2Core::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  R2d2CoreStats s = stats_;
+  s.replay_size = replay_->size();
+  return s;
+}
+
+}  // namespace moonseed::engine
