@@ -7,4 +7,4 @@ add_executable(engine_learn_test
 )
 target_link_libraries(engine_learn_test PRIVATE moonseed_engine GTest::gtest_main)
 moonseed_use_torch(engine_learn_test)
-gtest_discover_tests(engine_learn_test)
+gtest_discover_tests(engine_learn_test DISCOVERY_TIMEOUT 120)

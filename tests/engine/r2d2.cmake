@@ -8,4 +8,4 @@ add_executable(engine_r2d2_test
 )
 target_link_libraries(engine_r2d2_test PRIVATE moonseed_engine GTest::gtest_main)
 moonseed_use_torch(engine_r2d2_test)
-gtest_discover_tests(engine_r2d2_test)
+gtest_discover_tests(engine_r2d2_test DISCOVERY_TIMEOUT 120)

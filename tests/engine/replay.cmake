@@ -6,4 +6,4 @@ add_executable(engine_replay_test
 )
 target_link_libraries(engine_replay_test PRIVATE moonseed_engine GTest::gtest_main)
 moonseed_use_torch(engine_replay_test)
-gtest_discover_tests(engine_replay_test)
+gtest_discover_tests(engine_replay_test DISCOVERY_TIMEOUT 120)

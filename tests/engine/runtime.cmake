@@ -8,4 +8,4 @@ add_executable(engine_runtime_test
 target_link_libraries(engine_runtime_test PRIVATE moonseed_engine GTest::gtest_main)
 moonseed_use_torch(engine_runtime_test)
 # A wrong blocking wait hangs instead of failing: the timeout turns that into a failure.
-gtest_discover_tests(engine_runtime_test PROPERTIES TIMEOUT 60)
+gtest_discover_tests(engine_runtime_test DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 60)
