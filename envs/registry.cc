@@ -11,10 +11,12 @@
 
 #include "envs/classic/acrobot.h"
 #include "envs/classic/cartpole.h"
+#include "envs/classic/cartpole_no_velocity.h"
 #include "envs/classic/mountain_car.h"
 #include "envs/classic/mountain_car_continuous.h"
 #include "envs/classic/pendulum.h"
 #include "envs/env.h"
+#include "envs/memory/cue_recall.h"
 
 namespace moonseed::envs {
 namespace {
@@ -44,6 +46,17 @@ class CheckedOptions {
                                   std::to_string(it->second));
     }
     return it->second == 1.0;
+  }
+
+  // An integer the env checks the range of; anything that is not an int is rejected here.
+  int integer(const std::string& name, int fallback) const {
+    const auto it = values_.find(name);
+    if (it == values_.end()) return fallback;
+    const double v = it->second;
+    if (!(v >= INT_MIN && v <= INT_MAX && std::floor(v) == v)) {
+      throw std::invalid_argument(where() + name + " must be an integer, got " + std::to_string(v));
+    }
+    return static_cast<int>(v);
   }
 
   double finite(const std::string& name, double fallback) const {
@@ -81,6 +94,20 @@ const std::vector<BuiltinEnv>& builtin_envs() {
        [](const CheckedOptions& o) {
          return std::make_unique<CartPole>(o.max_episode_steps(CartPole::kDefaultMaxEpisodeSteps),
                                            o.flag("sutton_barto_reward"));
+       }},
+      {CartPoleNoVelocity::kId,
+       {"max_episode_steps", "sutton_barto_reward"},
+       [](const CheckedOptions& o) {
+         return std::make_unique<CartPoleNoVelocity>(
+             o.max_episode_steps(CartPoleNoVelocity::kDefaultMaxEpisodeSteps),
+             o.flag("sutton_barto_reward"));
+       }},
+      {CueRecall::kId,
+       {"cues", "delay", "max_episode_steps"},
+       [](const CheckedOptions& o) {
+         return std::make_unique<CueRecall>(o.integer("delay", CueRecall::kDefaultDelay),
+                                            o.integer("cues", CueRecall::kDefaultCues),
+                                            o.max_episode_steps(0));
        }},
       {MountainCar::kId,
        {"goal_velocity", "max_episode_steps"},

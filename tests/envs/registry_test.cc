@@ -22,9 +22,11 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(Registry, ListsTheClassicControlSetSorted) {
-  EXPECT_EQ(env_ids(), (std::vector<std::string>{"Acrobot-v1", "CartPole-v1", "MountainCar-v0",
-                                                 "MountainCarContinuous-v0", "Pendulum-v1"}));
+TEST(Registry, ListsTheClassicControlSetAndTheMemoryTasksSorted) {
+  EXPECT_EQ(env_ids(),
+            (std::vector<std::string>{"Acrobot-v1", "CartPole-v1", "CartPoleNoVelocity-v1",
+                                      "CueRecall-v0", "MountainCar-v0", "MountainCarContinuous-v0",
+                                      "Pendulum-v1"}));
 }
 
 TEST(Registry, MakesEachKnownIdWithItsSpec) {
@@ -41,6 +43,9 @@ TEST(Registry, DefaultTimeLimitsAreGymnasiums) {
   EXPECT_EQ(make_env("MountainCar-v0")->spec().max_episode_steps, 200);
   EXPECT_EQ(make_env("MountainCarContinuous-v0")->spec().max_episode_steps, 999);
   EXPECT_EQ(make_env("Pendulum-v1")->spec().max_episode_steps, 200);
+  EXPECT_EQ(make_env("CartPoleNoVelocity-v1")->spec().max_episode_steps, 500);
+  // CueRecall ends by itself after delay + 2 steps; it has no time limit unless asked.
+  EXPECT_EQ(make_env("CueRecall-v0")->spec().max_episode_steps, 0);
 }
 
 TEST(Registry, UnknownIdIsRejectedListingKnownIds) {
