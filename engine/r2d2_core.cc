@@ -121,22 +121,26 @@ void R2d2Core::insert_queued() {
     const size_t end = std::min(batch.size(), begin + static_cast<size_t>(config_.batch));
     const std::vector<std::vector<BlockRef>> chunk(batch.begin() + static_cast<std::ptrdiff_t>(begin),
                                                    batch.begin() + static_cast<std::ptrdiff_t>(end));
-    std::vector<double> priorities;
+    // gather() refuses a sequence whose block the ring overwrote since it was
+    // assembled; then gather one by one so only those are lost. Errors of the
+    // nets are not caught here: they are bugs, not stale blocks.
+    std::optional<SequenceBatch> gathered;
     try {
-      priorities = trainer_->priorities(replay_->gather(chunk));
+      gathered = replay_->gather(chunk);
     } catch (const std::invalid_argument&) {
-      // A block was overwritten between assembling and now (gather names it):
-      // insert one by one so only the stale sequences are lost.
       for (const auto& seq : chunk) {
+        std::optional<SequenceBatch> one;
         try {
-          const double p = trainer_->priorities(replay_->gather({seq})).front();
-          if (replay_->insert(seq, p)) ++inserted; else ++rejected;
+          one = replay_->gather({seq});
         } catch (const std::invalid_argument&) {
           ++rejected;
+          continue;
         }
+        if (replay_->insert(seq, trainer_->priorities(*one).front())) ++inserted; else ++rejected;
       }
       continue;
     }
+    const std::vector<double> priorities = trainer_->priorities(*gathered);
     for (size_t i = 0; i < chunk.size(); ++i) {
       if (replay_->insert(chunk[i], priorities[i])) ++inserted; else ++rejected;
     }
