@@ -1,5 +1,7 @@
 #include "envs/numpy_rng.h"
 
+#include <cmath>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -135,6 +137,23 @@ void Pcg64::set_words(const std::array<uint32_t, 8>& words) {
   }
   state_ = state;
   inc_ = inc;
+}
+
+Pcg64 pcg64_from_os_entropy() {
+  std::random_device device;
+  std::vector<uint32_t> words;
+  for (int i = 0; i < 4; ++i) words.push_back(static_cast<uint32_t>(device()));
+  // NumPy coerces the 128-bit integer to words without leading zero words.
+  while (words.size() > 1 && words.back() == 0) words.pop_back();
+  return Pcg64(SeedSequence(words));
+}
+
+uint64_t checked_state_word(double value, double limit, const char* what, const std::string& env_id) {
+  if (!(value >= 0.0 && value <= limit && std::floor(value) == value)) {
+    throw std::invalid_argument(env_id + " set_state: " + what + " = " + std::to_string(value) +
+                                " is not an integer in [0, " + std::to_string(limit) + "]");
+  }
+  return static_cast<uint64_t>(value);
 }
 
 }  // namespace moonseed::envs

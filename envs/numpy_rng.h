@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace moonseed::envs {
@@ -74,5 +75,14 @@ class Pcg64 {
   u128 state_ = 0;
   u128 inc_ = 1;
 };
+
+// A generator as numpy.random.default_rng() without a seed: SeedSequence(None)
+// hashes 128 bits of OS entropy.
+Pcg64 pcg64_from_os_entropy();
+
+// Envs save their generator and bookkeeping in get_state() as doubles; set_state()
+// takes each back with this: `value` must be an integer in [0, limit], else
+// std::invalid_argument "ENV_ID set_state: WHAT = VALUE is not an integer in [0, LIMIT]".
+uint64_t checked_state_word(double value, double limit, const char* what, const std::string& env_id);
 
 }  // namespace moonseed::envs

@@ -2,34 +2,11 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace moonseed::envs {
-namespace {
-
-// A bookkeeping double must be an integer in [0, limit] to come from get_state().
-uint64_t checked_word(double value, double limit, const char* what, const std::string& env_id) {
-  if (!(value >= 0.0 && value <= limit && std::floor(value) == value)) {
-    throw std::invalid_argument(env_id + " set_state: " + what + " = " + std::to_string(value) +
-                                " is not an integer in [0, " + std::to_string(limit) + "]");
-  }
-  return static_cast<uint64_t>(value);
-}
-
-// As Gymnasium without a seed: SeedSequence(None) hashes 128 bits of OS entropy.
-Pcg64 generator_from_os_entropy() {
-  std::random_device device;
-  std::vector<uint32_t> words;
-  for (int i = 0; i < 4; ++i) words.push_back(static_cast<uint32_t>(device()));
-  // NumPy coerces the 128-bit integer to words without leading zero words.
-  while (words.size() > 1 && words.back() == 0) words.pop_back();
-  return Pcg64(SeedSequence(words));
-}
-
-}  // namespace
 
 Space float32_box(std::vector<float> low, std::vector<float> high) {
   if (low.size() != high.size()) {
@@ -65,7 +42,7 @@ void ClassicControlEnv::reset(std::optional<uint64_t> seed, void* obs) {
     rng_ = Pcg64(*seed);
     rng_seeded_ = true;
   } else if (!rng_seeded_) {
-    rng_ = generator_from_os_entropy();
+    rng_ = pcg64_from_os_entropy();
     rng_seeded_ = true;
   }
   reset_physics(rng_, obs_buffer_.data());
@@ -122,12 +99,13 @@ void ClassicControlEnv::set_state(const std::vector<double>& state) {
                                 " values, got " + std::to_string(state.size()));
   }
   const double* book = state.data() + physics_size_;
-  const uint64_t elapsed = checked_word(book[0], 9007199254740992.0, "elapsed steps", spec_.id);
-  const uint64_t phase = checked_word(book[1], 2.0, "phase", spec_.id);
-  const uint64_t seeded = checked_word(book[2], 1.0, "generator seeded", spec_.id);
+  const uint64_t elapsed = checked_state_word(book[0], 9007199254740992.0, "elapsed steps", spec_.id);
+  const uint64_t phase = checked_state_word(book[1], 2.0, "phase", spec_.id);
+  const uint64_t seeded = checked_state_word(book[2], 1.0, "generator seeded", spec_.id);
   std::array<uint32_t, 8> words{};
   for (size_t i = 0; i < words.size(); ++i) {
-    words[i] = static_cast<uint32_t>(checked_word(book[3 + i], 4294967295.0, "generator word", spec_.id));
+    words[i] = static_cast<uint32_t>(
+        checked_state_word(book[3 + i], 4294967295.0, "generator word", spec_.id));
   }
   Pcg64 rng{0};
   rng.set_words(words);  // throws for an even increment before anything changed

@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -44,25 +43,6 @@ EnvSpec cue_recall_spec(int delay, int cues, int max_episode_steps) {
   return spec;
 }
 
-// A state value must be an integer in [0, limit] to come from get_state().
-uint64_t checked_word(double value, double limit, const char* what) {
-  if (!(value >= 0.0 && value <= limit && std::floor(value) == value)) {
-    throw std::invalid_argument(std::string(CueRecall::kId) + " set_state: " + what + " = " +
-                                std::to_string(value) + " is not an integer in [0, " +
-                                std::to_string(limit) + "]");
-  }
-  return static_cast<uint64_t>(value);
-}
-
-// As Gymnasium without a seed: 128 bits of OS entropy through a SeedSequence.
-Pcg64 generator_from_os_entropy() {
-  std::random_device device;
-  std::vector<uint32_t> words;
-  for (int i = 0; i < 4; ++i) words.push_back(static_cast<uint32_t>(device()));
-  while (words.size() > 1 && words.back() == 0) words.pop_back();
-  return Pcg64(SeedSequence(words));
-}
-
 }  // namespace
 
 CueRecall::CueRecall(int delay, int cues, int max_episode_steps)
@@ -73,7 +53,7 @@ void CueRecall::reset(std::optional<uint64_t> seed, void* obs) {
     rng_ = Pcg64(*seed);
     rng_seeded_ = true;
   } else if (!rng_seeded_) {
-    rng_ = generator_from_os_entropy();
+    rng_ = pcg64_from_os_entropy();
     rng_seeded_ = true;
   }
   // next_double() < 1, and K * (1 - 2^-53) rounds below K for K <= 16; min() only documents it.
@@ -141,10 +121,10 @@ void CueRecall::set_state(const std::vector<double>& state) {
                                 std::to_string(kStateSize) + " values, got " +
                                 std::to_string(state.size()));
   }
-  const uint64_t cue = checked_word(state[0], cues_ - 1, "cue");
-  const uint64_t elapsed = checked_word(state[1], delay_ + 2, "elapsed steps");
-  const uint64_t phase = checked_word(state[2], 2.0, "phase");
-  const uint64_t seeded = checked_word(state[3], 1.0, "generator seeded");
+  const uint64_t cue = checked_state_word(state[0], cues_ - 1, "cue", kId);
+  const uint64_t elapsed = checked_state_word(state[1], delay_ + 2, "elapsed steps", kId);
+  const uint64_t phase = checked_state_word(state[2], 2.0, "phase", kId);
+  const uint64_t seeded = checked_state_word(state[3], 1.0, "generator seeded", kId);
   if (phase == static_cast<uint64_t>(Phase::kRunning) &&
       (elapsed == static_cast<uint64_t>(delay_) + 2 ||
        (spec_.max_episode_steps > 0 &&
@@ -155,7 +135,7 @@ void CueRecall::set_state(const std::vector<double>& state) {
   }
   std::array<uint32_t, 8> words{};
   for (size_t i = 0; i < words.size(); ++i) {
-    words[i] = static_cast<uint32_t>(checked_word(state[4 + i], 4294967295.0, "generator word"));
+    words[i] = static_cast<uint32_t>(checked_state_word(state[4 + i], 4294967295.0, "generator word", kId));
   }
   Pcg64 rng{0};
   rng.set_words(words);  // throws for an even increment before anything changed
