@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -70,6 +72,19 @@ bool MetricsLog::append(const MetricsRow& row) {
   std::string line = row.to_json() + "\n";
   bool ok = std::fwrite(line.data(), 1, line.size(), file_) == line.size();
   return std::fflush(file_) == 0 && ok;
+}
+
+std::string number_text(double v) {
+  char buffer[40];
+  if (v == std::floor(v) && std::fabs(v) < 1e15) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", v);
+    return buffer;
+  }
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", precision, v);
+    if (std::strtod(buffer, nullptr) == v) break;
+  }
+  return buffer;
 }
 
 }  // namespace moonseed::engine

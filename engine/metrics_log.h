@@ -44,4 +44,8 @@ class MetricsLog {
 // JSON string literal with escapes.
 std::string json_quote(const std::string& s);
 
+// The shortest text that reads back as `v` ("0.1", "3", "1e-05", "nan", "inf"),
+// for error messages that name a value.
+std::string number_text(double v);
+
 }  // namespace moonseed::engine

@@ -6,16 +6,11 @@
 #include <string>
 #include <utility>
 
+#include "engine/metrics_log.h"
 #include "engine/optimizer.h"
 
 namespace moonseed::engine {
 namespace {
-
-std::string number_text(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
 
 // The step column `name` of `batch`, checked to be [L, B, ...], on `device`.
 torch::Tensor column(const SequenceBatch& batch, const char* name, int64_t L, torch::Device device) {

@@ -2,18 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 
+#include "engine/metrics_log.h"
+
 namespace moonseed::engine {
 namespace {
-
-std::string text(double value) {
-  std::ostringstream os;
-  os << value;
-  return os.str();
-}
 
 // now + timeout, saturating at the end of time (a timeout of
 // milliseconds::max() would overflow nanoseconds).
@@ -30,7 +25,7 @@ Clock::time_point deadline_after(Clock::time_point now, std::chrono::millisecond
 void validate(const RateLimiterConfig& config) {
   if (!std::isfinite(config.samples_per_insert) || config.samples_per_insert < 0) {
     throw std::invalid_argument("RateLimiter: samples_per_insert must be finite and >= 0, got " +
-                                text(config.samples_per_insert));
+                                number_text(config.samples_per_insert));
   }
   if (config.min_size_to_sample < 1) {
     throw std::invalid_argument("RateLimiter: min_size_to_sample must be >= 1, got " +
@@ -39,7 +34,7 @@ void validate(const RateLimiterConfig& config) {
   const double least = std::max(1.0, config.samples_per_insert);
   if (!std::isfinite(config.error_buffer) || config.error_buffer < least) {
     throw std::invalid_argument("RateLimiter: error_buffer must be >= max(1, samples_per_insert) = " +
-                                text(least) + ", got " + text(config.error_buffer));
+                                number_text(least) + ", got " + number_text(config.error_buffer));
   }
 }
 
@@ -83,7 +78,7 @@ bool RateLimiter::await_insert(int64_t n, std::chrono::milliseconds timeout) {
   if (n < 1 || static_cast<double>(n) * config_.samples_per_insert > config_.error_buffer) {
     throw std::invalid_argument("RateLimiter::await_insert: n = " + std::to_string(n) +
                                 " must be >= 1 with n * samples_per_insert <= error_buffer = " +
-                                text(config_.error_buffer));
+                                number_text(config_.error_buffer));
   }
   return await(insert_cv_, timeout, [&] { return can_insert(n); }, insert_blocked_);
 }
@@ -91,7 +86,7 @@ bool RateLimiter::await_insert(int64_t n, std::chrono::milliseconds timeout) {
 bool RateLimiter::await_sample(int64_t n, std::chrono::milliseconds timeout) {
   if (n < 1 || (config_.samples_per_insert > 0 && static_cast<double>(n) > config_.error_buffer)) {
     throw std::invalid_argument("RateLimiter::await_sample: n = " + std::to_string(n) +
-                                " must be >= 1 and <= error_buffer = " + text(config_.error_buffer));
+                                " must be >= 1 and <= error_buffer = " + number_text(config_.error_buffer));
   }
   return await(sample_cv_, timeout, [&] { return can_sample(n); }, sample_blocked_);
 }

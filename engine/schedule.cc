@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 
 #include "engine/config.h"
+#include "engine/metrics_log.h"
 
 namespace moonseed::engine {
 namespace {
@@ -14,19 +13,6 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 
 // The shortest text that reads back as `v`, for messages.
-std::string number_text(double v) {
-  char buffer[40];
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    std::snprintf(buffer, sizeof buffer, "%.0f", v);
-    return buffer;
-  }
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", precision, v);
-    if (std::strtod(buffer, nullptr) == v) break;
-  }
-  return buffer;
-}
-
 // One entry per schedulable field. The path is spelled from the member
 // expression, so the two cannot drift apart; scripts_test checks the list
 // against the schema's hot number fields.

@@ -1,13 +1,8 @@
 #include "engine/sequence_replay.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <numeric>
 #include <set>
 #include <sstream>
@@ -15,16 +10,10 @@
 #include <utility>
 
 #include "engine/checkpoint.h"
+#include "engine/metrics_log.h"
 
 namespace moonseed::engine {
 namespace {
-
-std::string text(double value) {
-  std::ostringstream os;
-  os.precision(17);
-  os << value;
-  return os.str();
-}
 
 void check_specs(const std::vector<ColumnSpec>& steps, const std::vector<ColumnSpec>& starts) {
   if (steps.empty()) throw std::invalid_argument("SequenceReplay: at least one step column is needed");
@@ -97,7 +86,7 @@ double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11)
 
 void check_priority(double priority, const char* where, size_t index) {
   if (!std::isfinite(priority) || priority < 0) {
-    throw std::invalid_argument(std::string("SequenceReplay::") + where + ": priority " + text(priority) +
+    throw std::invalid_argument(std::string("SequenceReplay::") + where + ": priority " + number_text(priority) +
                                 " at index " + std::to_string(index) + " must be finite and >= 0");
   }
 }
@@ -147,7 +136,7 @@ void validate(const SequenceReplayConfig& c) {
   auto exponent = [](double v, const char* field) {
     if (!std::isfinite(v) || v < 0) {
       throw std::invalid_argument(std::string("SequenceReplayConfig: ") + field +
-                                  " must be finite and >= 0, got " + text(v));
+                                  " must be finite and >= 0, got " + number_text(v));
     }
   };
   exponent(c.priority_exponent, "priority_exponent");

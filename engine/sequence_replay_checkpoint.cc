@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/checkpoint.h"
+#include "engine/metrics_log.h"
 
 namespace moonseed::engine {
 namespace {
@@ -17,13 +18,6 @@ namespace {
 // Bumped when the layout of the file changes incompatibly.
 constexpr int64_t kFormatVersion = 1;
 const char* const kFormatKey = "moonseed_replay_format";
-
-std::string text(double value) {
-  std::ostringstream os;
-  os.precision(17);
-  os << value;
-  return os.str();
-}
 
 template <typename T>
 torch::Tensor tensor_of(const std::vector<T>& values, torch::Dtype dtype, std::vector<int64_t> sizes) {
@@ -200,7 +194,7 @@ void SequenceReplay::load(const std::string& path) {
     for (int64_t i = 0; i < capacity; ++i) {
       const auto k = static_cast<size_t>(i);
       if (!std::isfinite(leaves[k]) || leaves[k] < 0 || (leaves[k] > 0 && !s.sequence_live[k])) {
-        throw in.corrupt("priority " + text(leaves[k]) + " of sequence slot " + std::to_string(i));
+        throw in.corrupt("priority " + number_text(leaves[k]) + " of sequence slot " + std::to_string(i));
       }
       if (!s.sequence_live[k]) continue;
       s.tree.set(i, leaves[k]);

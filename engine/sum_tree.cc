@@ -3,21 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "engine/metrics_log.h"
 
 namespace moonseed::engine {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-std::string text(double value) {
-  std::ostringstream os;
-  os.precision(17);
-  os << value;
-  return os.str();
-}
 
 }  // namespace
 
@@ -40,7 +34,7 @@ void SumTree::check_index(int64_t index, const char* what) const {
 void SumTree::set(int64_t index, double priority) {
   check_index(index, "set");
   if (!std::isfinite(priority) || priority < 0) {
-    throw std::invalid_argument("SumTree::set: priority " + text(priority) + " at index " +
+    throw std::invalid_argument("SumTree::set: priority " + number_text(priority) + " at index " +
                                 std::to_string(index) + " must be finite and >= 0");
   }
   size_t node = static_cast<size_t>(leaves_ + index);
@@ -60,7 +54,7 @@ double SumTree::get(int64_t index) const {
 
 int64_t SumTree::find(double mass) const {
   if (std::isnan(mass) || mass < 0) {
-    throw std::invalid_argument("SumTree::find: mass " + text(mass) + " must be >= 0");
+    throw std::invalid_argument("SumTree::find: mass " + number_text(mass) + " must be >= 0");
   }
   if (count_set_ == 0) throw std::logic_error("SumTree::find: every leaf is 0");
   // Invariant: the subtree of `node` has a sum > 0. Going right whenever the

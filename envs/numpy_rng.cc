@@ -156,4 +156,19 @@ uint64_t checked_state_word(double value, double limit, const char* what, const 
   return static_cast<uint64_t>(value);
 }
 
+void save_generator_words(const Pcg64& rng, double* out) {
+  const std::array<uint32_t, 8> words = rng.words();
+  for (size_t i = 0; i < words.size(); ++i) out[i] = static_cast<double>(words[i]);
+}
+
+Pcg64 load_generator_words(const double* in, const std::string& env_id) {
+  std::array<uint32_t, 8> words{};
+  for (size_t i = 0; i < words.size(); ++i) {
+    words[i] = static_cast<uint32_t>(checked_state_word(in[i], 4294967295.0, "generator word", env_id));
+  }
+  Pcg64 rng{0};
+  rng.set_words(words);  // throws for an even increment
+  return rng;
+}
+
 }  // namespace moonseed::envs

@@ -85,4 +85,10 @@ Pcg64 pcg64_from_os_entropy();
 // std::invalid_argument "ENV_ID set_state: WHAT = VALUE is not an integer in [0, LIMIT]".
 uint64_t checked_state_word(double value, double limit, const char* what, const std::string& env_id);
 
+// The generator as the 8 doubles of get_state() (Pcg64::words), and back: every
+// word is checked with checked_state_word, and an invalid state throws
+// std::invalid_argument before anything is returned.
+void save_generator_words(const Pcg64& rng, double* out);
+Pcg64 load_generator_words(const double* in, const std::string& env_id);
+
 }  // namespace moonseed::envs

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "engine/metrics_log.h"
 #include "scripts/config_layers.h"
 
 namespace moonseed::scripts {
@@ -95,19 +96,10 @@ std::string number_problem(const FieldSchema& f, double v, const char* kind) {
 }  // namespace
 
 std::string format_number(double value) {
+  // As Lua literals: the engine's text ("nan", "inf") would read back as names.
   if (std::isnan(value)) return "(0/0)";
   if (std::isinf(value)) return value > 0 ? "(1/0)" : "(-1/0)";
-  char buffer[40];
-  // Whole numbers read best written out (40, not 4e+01).
-  if (value == std::floor(value) && std::fabs(value) < 1e15) {
-    std::snprintf(buffer, sizeof buffer, "%.0f", value);
-    return buffer;
-  }
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
-    if (std::strtod(buffer, nullptr) == value) break;
-  }
-  return buffer;
+  return engine::number_text(value);
 }
 
 std::string lua_quote(const std::string& s) {

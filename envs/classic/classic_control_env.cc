@@ -87,8 +87,7 @@ std::vector<double> ClassicControlEnv::get_state() const {
   book[0] = static_cast<double>(elapsed_steps_);
   book[1] = static_cast<double>(static_cast<int>(phase_));
   book[2] = rng_seeded_ ? 1.0 : 0.0;
-  const std::array<uint32_t, 8> words = rng_.words();
-  for (size_t i = 0; i < words.size(); ++i) book[3 + i] = static_cast<double>(words[i]);
+  save_generator_words(rng_, book + 3);
   return state;
 }
 
@@ -102,13 +101,7 @@ void ClassicControlEnv::set_state(const std::vector<double>& state) {
   const uint64_t elapsed = checked_state_word(book[0], 9007199254740992.0, "elapsed steps", spec_.id);
   const uint64_t phase = checked_state_word(book[1], 2.0, "phase", spec_.id);
   const uint64_t seeded = checked_state_word(book[2], 1.0, "generator seeded", spec_.id);
-  std::array<uint32_t, 8> words{};
-  for (size_t i = 0; i < words.size(); ++i) {
-    words[i] = static_cast<uint32_t>(
-        checked_state_word(book[3 + i], 4294967295.0, "generator word", spec_.id));
-  }
-  Pcg64 rng{0};
-  rng.set_words(words);  // throws for an even increment before anything changed
+  const Pcg64 rng = load_generator_words(book + 3, spec_.id);  // throws before anything changed
 
   load_physics(state.data());
   rng_ = rng;

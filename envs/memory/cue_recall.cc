@@ -110,8 +110,7 @@ std::vector<double> CueRecall::get_state() const {
   state[1] = static_cast<double>(elapsed_steps_);
   state[2] = static_cast<double>(static_cast<int>(phase_));
   state[3] = rng_seeded_ ? 1.0 : 0.0;
-  const std::array<uint32_t, 8> words = rng_.words();
-  for (size_t i = 0; i < words.size(); ++i) state[4 + i] = static_cast<double>(words[i]);
+  save_generator_words(rng_, state.data() + 4);
   return state;
 }
 
@@ -133,12 +132,7 @@ void CueRecall::set_state(const std::vector<double>& state) {
                                 " set_state: an episode cannot be running after " +
                                 std::to_string(elapsed) + " steps");
   }
-  std::array<uint32_t, 8> words{};
-  for (size_t i = 0; i < words.size(); ++i) {
-    words[i] = static_cast<uint32_t>(checked_state_word(state[4 + i], 4294967295.0, "generator word", kId));
-  }
-  Pcg64 rng{0};
-  rng.set_words(words);  // throws for an even increment before anything changed
+  const Pcg64 rng = load_generator_words(state.data() + 4, kId);  // throws before anything changed
 
   cue_ = static_cast<int32_t>(cue);
   elapsed_steps_ = static_cast<int64_t>(elapsed);
