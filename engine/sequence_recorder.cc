@@ -9,16 +9,6 @@
 #include "rpc/messages.h"
 
 namespace moonseed::engine {
-namespace {
-
-// Writes one value of `row` of a [g, ...] column.
-template <typename T>
-void put(torch::Tensor& column, int64_t row, T value) {
-  column.data_ptr<T>()[row] = value;
-}
-
-}  // namespace
-
 SequenceRecorder::SequenceRecorder(int num_slots, const envs::EnvSpec& env, int64_t lstm,
                                    SequenceReplay& replay)
     : replay_(replay), lstm_(lstm), block_length_(replay.block_length()),
@@ -39,6 +29,20 @@ SequenceRecorder::SequenceRecorder(int num_slots, const envs::EnvSpec& env, int6
     }
     for (const ColumnSpec& c : r2d2_start_columns(lstm)) {
       s.starts[c.name] = torch::zeros(c.shape, torch::dtype(c.dtype));
+    }
+    Rows& r = s.rows;
+    r.obs = static_cast<uint8_t*>(s.steps.at("obs").data_ptr());
+    r.action = s.steps.at("action").data_ptr<int64_t>();
+    r.reward = s.steps.at("reward").data_ptr<float>();
+    r.terminated = s.steps.at("terminated").data_ptr<uint8_t>();
+    r.truncated = s.steps.at("truncated").data_ptr<uint8_t>();
+    r.valid = s.steps.at("valid").data_ptr<uint8_t>();
+    r.reset = s.steps.at("reset").data_ptr<uint8_t>();
+    r.prev_action = s.steps.at("prev_action").data_ptr<int64_t>();
+    r.prev_reward = s.steps.at("prev_reward").data_ptr<float>();
+    if (lstm > 0) {
+      r.h = s.starts.at("h").data_ptr<float>();
+      r.c = s.starts.at("c").data_ptr<float>();
     }
     slots_.push_back(std::move(s));
   }
@@ -71,9 +75,9 @@ void SequenceRecorder::complete_step(int slot_id, Slot& s, float reward, uint8_t
   const bool terminated = s.pending_valid && (flags & rpc::kTerminated) != 0;
   const bool truncated = s.pending_valid && !terminated && (flags & rpc::kTruncated) != 0;
   const float r = s.pending_valid ? reward : 0.f;
-  put<float>(s.steps["reward"], s.row, r);
-  put<uint8_t>(s.steps["terminated"], s.row, terminated ? 1 : 0);
-  put<uint8_t>(s.steps["truncated"], s.row, truncated ? 1 : 0);
+  s.rows.reward[s.row] = r;
+  s.rows.terminated[s.row] = terminated ? 1 : 0;
+  s.rows.truncated[s.row] = truncated ? 1 : 0;
   s.pending = false;
   stats_.steps += 1;
   if (s.pending_valid) {
@@ -123,12 +127,11 @@ void SequenceRecorder::observe(int slot, const uint8_t* obs, float reward, uint8
   s.awaiting_action = true;
   s.pending_valid = (flags & (rpc::kTerminated | rpc::kTruncated)) == 0;
 
-  std::memcpy(static_cast<uint8_t*>(s.steps["obs"].data_ptr()) + s.row * obs_bytes_, obs,
-              static_cast<size_t>(obs_bytes_));
-  put<uint8_t>(s.steps["valid"], s.row, s.pending_valid ? 1 : 0);
-  put<uint8_t>(s.steps["reset"], s.row, s.reset ? 1 : 0);
-  put<int64_t>(s.steps["prev_action"], s.row, s.prev_action);
-  put<float>(s.steps["prev_reward"], s.row, s.prev_reward);
+  std::memcpy(s.rows.obs + s.row * obs_bytes_, obs, static_cast<size_t>(obs_bytes_));
+  s.rows.valid[s.row] = s.pending_valid ? 1 : 0;
+  s.rows.reset[s.row] = s.reset ? 1 : 0;
+  s.rows.prev_action[s.row] = s.prev_action;
+  s.rows.prev_reward[s.row] = s.prev_reward;
 }
 
 void SequenceRecorder::act(int slot, int64_t action, const float* h, const float* c) {
@@ -136,10 +139,10 @@ void SequenceRecorder::act(int slot, int64_t action, const float* h, const float
   if (!s.awaiting_action) {
     throw std::logic_error("SequenceRecorder::act: slot " + std::to_string(slot) + " has no observation to act on");
   }
-  put<int64_t>(s.steps["action"], s.row, action);
+  s.rows.action[s.row] = action;
   if (s.row == 0 && lstm_ > 0) {
-    std::memcpy(s.starts["h"].data_ptr<float>(), h, static_cast<size_t>(lstm_) * sizeof(float));
-    std::memcpy(s.starts["c"].data_ptr<float>(), c, static_cast<size_t>(lstm_) * sizeof(float));
+    std::memcpy(s.rows.h, h, static_cast<size_t>(lstm_) * sizeof(float));
+    std::memcpy(s.rows.c, c, static_cast<size_t>(lstm_) * sizeof(float));
   }
   s.last_action = action;
   s.awaiting_action = false;

@@ -77,9 +77,25 @@ class SequenceRecorder {
   const SequenceRecorderStats& stats() const { return stats_; }
 
  private:
+  // Where one slot's block columns live: looked up once, written per step.
+  struct Rows {
+    uint8_t* obs = nullptr;  // [g, obs bytes]
+    int64_t* action = nullptr;
+    float* reward = nullptr;
+    uint8_t* terminated = nullptr;
+    uint8_t* truncated = nullptr;
+    uint8_t* valid = nullptr;
+    uint8_t* reset = nullptr;
+    int64_t* prev_action = nullptr;
+    float* prev_reward = nullptr;
+    float* h = nullptr;  // [lstm], null without an LSTM
+    float* c = nullptr;
+  };
+
   struct Slot {
     std::map<std::string, torch::Tensor> steps;   // [g, ...] per step column
     std::map<std::string, torch::Tensor> starts;  // [lstm] h, c
+    Rows rows;                                    // into steps and starts
     int64_t row = 0;               // steps complete in the block; the latest step is row `row`
     bool seen = false;             // observed anything since construction / reset_slot
     bool awaiting_action = false;  // observed x_t, act() not yet
