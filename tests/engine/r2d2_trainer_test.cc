@@ -3,15 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "tests/error_text.h"
 
 namespace moonseed::engine {
 namespace {
+
+using test::error_text;
 
 envs::EnvSpec spec_of(int64_t obs_size, int64_t actions) {
   envs::EnvSpec spec;
@@ -89,26 +91,17 @@ bool same_parameters(models::QNet& a, models::QNet& b) {
   return true;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(R2d2Trainer, ConfigErrorsNameTheField) {
   R2d2TrainerConfig c;
   c.trace = 1;
-  EXPECT_EQ(error_of([&] { validate(c); }),
+  EXPECT_EQ(error_text([&] { validate(c); }),
             "R2d2TrainerConfig: trace must be >= 2 (the last step only bootstraps), got 1");
   c = R2d2TrainerConfig{};
   c.target_period = 0;
-  EXPECT_EQ(error_of([&] { validate(c); }), "R2d2TrainerConfig: target_period must be >= 1, got 0");
+  EXPECT_EQ(error_text([&] { validate(c); }), "R2d2TrainerConfig: target_period must be >= 1, got 0");
   c = R2d2TrainerConfig{};
   c.eta = 1.5;
-  EXPECT_EQ(error_of([&] { validate(c); }), "R2d2TrainerConfig: eta must be in [0, 1], got 1.5");
+  EXPECT_EQ(error_text([&] { validate(c); }), "R2d2TrainerConfig: eta must be in [0, 1], got 1.5");
   EXPECT_NO_THROW(validate(R2d2TrainerConfig{}));
 }
 
@@ -274,13 +267,13 @@ TEST(R2d2Trainer, AMissingOrWrongLengthColumnIsNamed) {
   Rig s(small_config(2, 4), /*lstm=*/4);
   SequenceBatch b = batch_of(6, 2, 3, 2, 4);
   b.steps.erase("prev_reward");
-  EXPECT_EQ(error_of([&] { s.trainer->priorities(b); }), "R2d2Trainer: the batch has no step column 'prev_reward'");
+  EXPECT_EQ(error_text([&] { s.trainer->priorities(b); }), "R2d2Trainer: the batch has no step column 'prev_reward'");
   b = batch_of(5, 2, 3, 2, 4);
-  EXPECT_NE(error_of([&] { s.trainer->priorities(b); }).find("step column 'obs' must be [6, B, ...]"),
+  EXPECT_NE(error_text([&] { s.trainer->priorities(b); }).find("step column 'obs' must be [6, B, ...]"),
             std::string::npos);
   b = batch_of(6, 2, 3, 2, 4);
   b.starts.clear();
-  EXPECT_EQ(error_of([&] { s.trainer->priorities(b); }),
+  EXPECT_EQ(error_text([&] { s.trainer->priorities(b); }),
             "R2d2Trainer: the batch has no start column 'h' for the recurrent net");
 }
 

@@ -2,15 +2,17 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "engine/r2d2.h"
+#include "tests/error_text.h"
 
 namespace moonseed::engine {
 namespace {
+
+using test::error_text;
 
 constexpr int64_t kLstm = 5;
 
@@ -118,30 +120,21 @@ TEST(RecurrentActing, EachSlotExploresWithItsOwnEpsilonAndRandomActionsAreUnifor
   EXPECT_NEAR(static_cast<double>(explored_by_2), 3000 * ape_x_epsilon(1, 3), 35);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(RecurrentActing, BadSlotsEpsilonsAndSizesAreNamed) {
   models::QNet net = make_net(kLstm);
-  EXPECT_EQ(error_of([] { RecurrentActing({0.5, 1.5}, kLstm, torch::kCPU, 0); }),
+  EXPECT_EQ(error_text([] { RecurrentActing({0.5, 1.5}, kLstm, torch::kCPU, 0); }),
             "RecurrentActing: slot 1: epsilon must be in [0, 1], got 1.5");
   RecurrentActing acting({0.1, 0.1}, kLstm, torch::kCPU, 0);
   const Call c = call_of(1);
-  EXPECT_EQ(error_of([&] { acting.act(*net, {2}, c.obs, c.prev_action, c.prev_reward, ones_or_zeros(1, 0)); }),
+  EXPECT_EQ(error_text([&] { acting.act(*net, {2}, c.obs, c.prev_action, c.prev_reward, ones_or_zeros(1, 0)); }),
             "RecurrentActing::act: slot 2 outside [0, 2)");
-  EXPECT_EQ(error_of([&] { acting.act(*net, {0}, c.obs, torch::zeros({2}, torch::kInt64), c.prev_reward,
+  EXPECT_EQ(error_text([&] { acting.act(*net, {0}, c.obs, torch::zeros({2}, torch::kInt64), c.prev_reward,
                                       ones_or_zeros(1, 0)); }),
             "RecurrentActing::act: prev_action must be [1] (one per slot), got [2]");
   models::QNet other = make_net(kLstm + 1);
-  EXPECT_EQ(error_of([&] { acting.act(*other, {0}, c.obs, c.prev_action, c.prev_reward, ones_or_zeros(1, 0)); }),
+  EXPECT_EQ(error_text([&] { acting.act(*other, {0}, c.obs, c.prev_action, c.prev_reward, ones_or_zeros(1, 0)); }),
             "RecurrentActing::act: the net's LSTM has 6 units, the states kept here 5");
-  EXPECT_EQ(error_of([&] { acting.set_epsilon(0, -0.1); }),
+  EXPECT_EQ(error_text([&] { acting.set_epsilon(0, -0.1); }),
             "RecurrentActing::set_epsilon: slot 0: epsilon must be in [0, 1], got -0.1");
 }
 

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -10,9 +9,12 @@
 
 #include "engine/r2d2_trainer.h"
 #include "rpc/messages.h"
+#include "tests/error_text.h"
 
 namespace moonseed::engine {
 namespace {
+
+using test::error_text;
 
 constexpr int64_t kLstm = 2;
 
@@ -153,27 +155,18 @@ TEST(SequenceRecorder, SlotsAreIndependentStreamsAndResetSlotForgetsOne) {
   EXPECT_EQ(values(rig.replay->gather(seqs).steps.at("obs")), (std::vector<double>{0, 1, 2, 3}));
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(SequenceRecorder, CallsOutOfOrderAndBadSlotsAreErrorsThatSaySo) {
   Rig rig;
   const float x = 0;
   const auto* obs = reinterpret_cast<const uint8_t*>(&x);
-  EXPECT_EQ(error_of([&] { rig.recorder->act(0, 1, nullptr, nullptr); }),
+  EXPECT_EQ(error_text([&] { rig.recorder->act(0, 1, nullptr, nullptr); }),
             "SequenceRecorder::act: slot 0 has no observation to act on");
   rig.recorder->observe(0, obs, 0, rpc::kFirst);
-  EXPECT_EQ(error_of([&] { rig.recorder->observe(0, obs, 0, 0); }),
+  EXPECT_EQ(error_text([&] { rig.recorder->observe(0, obs, 0, 0); }),
             "SequenceRecorder::observe: slot 0 observed twice without act()");
-  EXPECT_EQ(error_of([&] { rig.recorder->observe(2, obs, 0, 0); }),
+  EXPECT_EQ(error_text([&] { rig.recorder->observe(2, obs, 0, 0); }),
             "SequenceRecorder::observe: slot 2 outside [0, 2)");
-  EXPECT_EQ(error_of([] { Rig too_many(/*slots=*/5, /*max_streams=*/4); }),
+  EXPECT_EQ(error_text([] { Rig too_many(/*slots=*/5, /*max_streams=*/4); }),
             "SequenceRecorder: the replay is sized for 4 streams (max_streams) but 5 env slots record into it");
 }
 

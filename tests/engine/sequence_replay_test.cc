@@ -12,9 +12,12 @@
 #include <gtest/gtest.h>
 
 #include "engine/checkpoint.h"
+#include "tests/error_text.h"
 
 namespace moonseed::engine {
 namespace {
+
+using test::error_text;
 
 namespace fs = std::filesystem;
 using Tensors = std::map<std::string, torch::Tensor>;
@@ -72,16 +75,6 @@ std::vector<SequenceKey> insert_stream(SequenceReplay& replay, const std::vector
   return keys;
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
-
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // ---------------------------------------------------------------------------
@@ -91,7 +84,7 @@ TEST(SequenceReplayTest, RejectsABadConfigNamingTheField) {
   auto with = [](auto change) {
     SequenceReplayConfig c = small_config();
     change(c);
-    return error_of([&] { validate(c); });
+    return error_text([&] { validate(c); });
   };
   EXPECT_TRUE(contains(with([](auto& c) { c.capacity = 0; }), "capacity"));
   EXPECT_TRUE(contains(with([](auto& c) { c.sequence_length = 0; }), "sequence_length"));
@@ -103,10 +96,10 @@ TEST(SequenceReplayTest, RejectsABadConfigNamingTheField) {
 
 TEST(SequenceReplayTest, RejectsBadColumnSpecs) {
   const SequenceReplayConfig c = small_config();
-  EXPECT_TRUE(contains(error_of([&] { SequenceReplay r(c, {}, start_columns()); }), "step column"));
-  EXPECT_TRUE(contains(error_of([&] { SequenceReplay r(c, step_columns(), {{"obs", torch::kFloat32, {1}}}); }),
+  EXPECT_TRUE(contains(error_text([&] { SequenceReplay r(c, {}, start_columns()); }), "step column"));
+  EXPECT_TRUE(contains(error_text([&] { SequenceReplay r(c, step_columns(), {{"obs", torch::kFloat32, {1}}}); }),
                        "obs is declared twice"));
-  EXPECT_TRUE(contains(error_of([&] { SequenceReplay r(c, {{"x", torch::kFloat32, {0}}}, {}); }), "x Float [0]"));
+  EXPECT_TRUE(contains(error_text([&] { SequenceReplay r(c, {{"x", torch::kFloat32, {0}}}, {}); }), "x Float [0]"));
 }
 
 TEST(SequenceReplayTest, BlocksAreTheGcdOfLengthAndPeriod) {
@@ -160,18 +153,18 @@ TEST(SequenceReplayTest, AddBlockRejectsWrongColumnsNamingThem) {
     s[name] = t;
     return s;
   };
-  const std::string dtype = error_of([&] { replay.add_block(steps_with("obs", torch::zeros({2, 2}, torch::kFloat64)), starts); });
+  const std::string dtype = error_text([&] { replay.add_block(steps_with("obs", torch::zeros({2, 2}, torch::kFloat64)), starts); });
   EXPECT_TRUE(contains(dtype, "obs")) << dtype;
   EXPECT_TRUE(contains(dtype, "Double")) << dtype;
-  const std::string shape = error_of([&] { replay.add_block(steps_with("obs", torch::zeros({2, 3})), starts); });
+  const std::string shape = error_text([&] { replay.add_block(steps_with("obs", torch::zeros({2, 3})), starts); });
   EXPECT_TRUE(contains(shape, "obs needs Float [2, 2]")) << shape;
-  EXPECT_TRUE(contains(error_of([&] { replay.add_block(steps_with("extra", torch::zeros({2})), starts); }),
+  EXPECT_TRUE(contains(error_text([&] { replay.add_block(steps_with("extra", torch::zeros({2})), starts); }),
                        "no step column extra"));
   Tensors missing = block_steps(0, 0, 2);
   missing.erase("step");
-  EXPECT_TRUE(contains(error_of([&] { replay.add_block(missing, starts); }), "step column step is missing"));
-  EXPECT_TRUE(contains(error_of([&] { replay.add_block(block_steps(0, 0, 2), {}); }), "start column h"));
-  EXPECT_TRUE(contains(error_of([&] { replay.add_block(block_steps(0, 0, 2), {{"h", torch::zeros({4})}}); }),
+  EXPECT_TRUE(contains(error_text([&] { replay.add_block(missing, starts); }), "step column step is missing"));
+  EXPECT_TRUE(contains(error_text([&] { replay.add_block(block_steps(0, 0, 2), {}); }), "start column h"));
+  EXPECT_TRUE(contains(error_text([&] { replay.add_block(block_steps(0, 0, 2), {{"h", torch::zeros({4})}}); }),
                        "h needs Float [3]"));
   EXPECT_EQ(replay.stats().blocks_added, 0);
 }
@@ -239,9 +232,9 @@ TEST(SequenceReplayTest, OverlappingSequencesShareBlocksAndUseLessMemoryThanCopi
 TEST(SequenceReplayTest, InsertRejectsWrongBlockCountsAndPriorities) {
   SequenceReplay replay = make_replay(small_config());
   const BlockRef b0 = add(replay, 0, 0), b1 = add(replay, 0, 1);
-  EXPECT_TRUE(contains(error_of([&] { replay.insert({b0}, 1.0); }), "1 blocks"));
-  EXPECT_TRUE(contains(error_of([&] { replay.insert({b0, {99, 1}}, 1.0); }), "block slot 99"));
-  EXPECT_TRUE(contains(error_of([&] { replay.insert({b0, b1}, -2.0); }), "priority -2"));
+  EXPECT_TRUE(contains(error_text([&] { replay.insert({b0}, 1.0); }), "1 blocks"));
+  EXPECT_TRUE(contains(error_text([&] { replay.insert({b0, {99, 1}}, 1.0); }), "block slot 99"));
+  EXPECT_TRUE(contains(error_text([&] { replay.insert({b0, b1}, -2.0); }), "priority -2"));
   EXPECT_THROW(replay.insert({b0, b1}, NAN), std::invalid_argument);
   EXPECT_EQ(replay.size(), 0);
 }
@@ -323,7 +316,7 @@ TEST(SequenceReplayTest, UpdatePrioritiesChangesSamplingAndZeroStopsIt) {
     }
   }
   EXPECT_THROW(replay.update_priorities({keys[0]}, {}), std::invalid_argument);
-  EXPECT_TRUE(contains(error_of([&] { replay.update_priorities({keys[0]}, {-1.0}); }), "priority -1"));
+  EXPECT_TRUE(contains(error_text([&] { replay.update_priorities({keys[0]}, {-1.0}); }), "priority -1"));
 }
 
 TEST(SequenceReplayTest, InsertingIntoAFullReplayEvictsTheOldestSequence) {
@@ -362,7 +355,7 @@ TEST(SequenceReplayTest, OverwritingABlockRemovesTheSequencesThatUseIt) {
   EXPECT_THROW(replay.sample(1), std::logic_error);
   EXPECT_EQ(replay.insert({b0, b1}, 1.0), std::nullopt);
   EXPECT_EQ(replay.stats().rejected_inserts, 1);
-  EXPECT_TRUE(contains(error_of([&] { replay.gather({{b0, b1}}); }), "was overwritten"));
+  EXPECT_TRUE(contains(error_text([&] { replay.gather({{b0, b1}}); }), "was overwritten"));
   replay.update_priorities({key}, {2.0});  // its key is stale, not revived
   EXPECT_EQ(replay.stats().stale_updates, 1);
   EXPECT_EQ(replay.size(), 0);
@@ -499,13 +492,13 @@ TEST_F(SequenceReplayFileTest, LoadRejectsAnotherConfigAndLeavesTheReplayUnchang
 
   SequenceReplay bigger = make_replay(small_config(5));
   insert_stream(bigger, {1});
-  const std::string error = error_of([&] { bigger.load(path("replay.pt")); });
+  const std::string error = error_text([&] { bigger.load(path("replay.pt")); });
   EXPECT_TRUE(contains(error, "capacity is 4 in the file but 5 in this replay")) << error;
   EXPECT_EQ(bigger.size(), 1);
   EXPECT_EQ(bigger.sample(2).keys.size(), 2u);
 
   SequenceReplay other_columns(small_config(4), {{"step", torch::kInt64, {}}}, start_columns());
-  const std::string columns = error_of([&] { other_columns.load(path("replay.pt")); });
+  const std::string columns = error_text([&] { other_columns.load(path("replay.pt")); });
   EXPECT_TRUE(contains(columns, "step_columns")) << columns;
   EXPECT_EQ(other_columns.size(), 0);
 }

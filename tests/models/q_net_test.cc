@@ -2,13 +2,15 @@
 
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "tests/error_text.h"
 
 namespace moonseed::models {
 namespace {
+
+using test::error_text;
 
 envs::EnvSpec spec_of(std::vector<int64_t> obs_shape, int64_t actions,
                       envs::DType dtype = envs::DType::kFloat32) {
@@ -41,15 +43,6 @@ Sequence random_sequence(int64_t T, int64_t B) {
 }
 
 QNetImpl::State random_state(int64_t B) { return {torch::randn({B, 6}), torch::randn({B, 6})}; }
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
 
 TEST(QNet, StepAndUnrollGiveOneQPerActionAndAStateOfTheLstmSize) {
   torch::manual_seed(1);
@@ -221,7 +214,7 @@ TEST(QNet, CopyingWeightsBetweenDifferentNetsFailsNamingTheParameter) {
   QNet a(small_spec(), spec_of({3}, 4));
   QNet b(small_spec(), spec_of({3}, 5));
   // The LSTM reads the torso (8), the one-hot previous action (4 or 5) and the reward (1).
-  EXPECT_EQ(message_of([&] { b->copy_weights_from(*a); }),
+  EXPECT_EQ(error_text([&] { b->copy_weights_from(*a); }),
             "QNet::copy_weights_from: source tensor 'lstm.weight_ih' of shape [24, 13] differs from "
             "this net's [24, 14]");
 }
@@ -230,25 +223,25 @@ TEST(QNet, RejectsABoxActionSpaceNamingIt) {
   envs::EnvSpec spec = spec_of({3}, 0);
   spec.action.kind = envs::SpaceKind::kBox;
   spec.action.shape = {2};
-  const std::string error = message_of([&] { QNet net(small_spec(), spec); });
+  const std::string error = error_text([&] { QNet net(small_spec(), spec); });
   EXPECT_NE(error.find("Discrete"), std::string::npos) << error;
   EXPECT_NE(error.find("Box action space of shape [2]"), std::string::npos) << error;
 }
 
 TEST(QNet, RejectsAWrongObservationShapeNamingBothShapes) {
   QNet net(small_spec(), spec_of({3}, 4));
-  const std::string step_error = message_of([&] {
+  const std::string step_error = error_text([&] {
     net->step(torch::randn({2, 5}), torch::zeros({2}, torch::kInt64), torch::zeros({2}),
               net->initial_state(2));
   });
   EXPECT_NE(step_error.find("obs must be [B, 3]"), std::string::npos) << step_error;
   EXPECT_NE(step_error.find("got [2, 5]"), std::string::npos) << step_error;
-  const std::string unroll_error = message_of([&] {
+  const std::string unroll_error = error_text([&] {
     net->unroll(torch::randn({4, 3}), torch::zeros({4}, torch::kInt64), torch::zeros({4}), torch::zeros({4}),
                 net->initial_state(4));
   });
   EXPECT_NE(unroll_error.find("obs must be [T, B, 3]"), std::string::npos) << unroll_error;
-  const std::string reset_error = message_of([&] {
+  const std::string reset_error = error_text([&] {
     net->unroll(torch::randn({4, 2, 3}), torch::zeros({4, 2}, torch::kInt64), torch::zeros({4, 2}),
                 torch::zeros({4}), net->initial_state(2));
   });
@@ -259,7 +252,7 @@ TEST(QNet, RejectsAWrongObservationShapeNamingBothShapes) {
 TEST(QNet, RejectsATorsoThatDoesNotFitTheObservation) {
   QNetSpec spec = small_spec();
   spec.torso = {LayerSpec{"conv2d", 8, 3, 1, 0}};
-  const std::string error = message_of([&] { QNet net(spec, spec_of({3}, 4)); });
+  const std::string error = error_text([&] { QNet net(spec, spec_of({3}, 4)); });
   EXPECT_NE(error.find("QNet torso: layer 1 conv2d"), std::string::npos) << error;
 }
 
