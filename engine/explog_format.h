@@ -1,0 +1,184 @@
+// The experience log's on-disk format (docs/experience-log-format.md is the
+// byte-level description; this file is its one implementation in C++): the
+// data model (schema, record), CRC-32C, and encode/decode of the file header,
+// chunks, and the footer with its index.
+//
+// A log is a directory of segment files. A segment is
+//   file header | chunk* | [footer + trailer]   (footer only after a clean close)
+// A chunk holds one or more records (unrolls) column by column: first all the
+// records' meta as one block, then each schema column concatenated over the
+// chunk's records; every block is compressed on its own (codec "lz4": LZ4
+// block format, or "none"). The chunk header carries the block sizes, the
+// chunk's index summary and two CRC-32Cs (header, data), so a reader can
+// check and skip a chunk without touching its data.
+//
+// Failure: decoders throw FormatError (a std::runtime_error) saying what is
+// wrong ("header checksum mismatch", "block 2 decompresses to 10 bytes, header
+// says 12"); callers add the file and offset. Invalid schemas and records are
+// caller bugs: std::invalid_argument naming the column and the sizes.
+// Thread-safety: pure functions, safe from any thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace moonseed::engine::explog {
+
+constexpr uint32_t kFormatVersion = 1;
+constexpr char kFileMagic[8] = {'M', 'S', 'E', 'X', 'P', 'L', 'O', 'G'};
+constexpr char kChunkMagic[4] = {'M', 'S', 'C', 'K'};
+constexpr char kFooterMagic[4] = {'M', 'S', 'F', 'T'};
+constexpr char kTrailerMagic[8] = {'M', 'S', 'E', 'X', 'P', 'E', 'N', 'D'};
+
+constexpr size_t kFileHeaderPrefixSize = 16;   // magic, version, body size
+constexpr size_t kChunkHeaderFixedSize = 64;   // up to and including the actor count
+constexpr size_t kMetaRecordSize = 56;         // one RecordMeta in the meta block
+constexpr size_t kTrailerSize = 20;            // footer offset, footer CRC, magic
+// Decoders refuse larger values before allocating: a corrupt size field must
+// not turn into a huge allocation.
+constexpr uint32_t kMaxFileHeaderBody = 16u << 20;
+constexpr uint32_t kMaxBlockSize = 0x7E000000;  // LZ4_MAX_INPUT_SIZE
+
+class FormatError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class DType : uint8_t { kU8 = 1, kI32 = 2, kI64 = 3, kF32 = 4, kF64 = 5 };
+
+size_t dtype_size(DType dtype);
+const char* dtype_name(DType dtype);  // "u8", "i32", "i64", "f32", "f64"
+// Throws std::invalid_argument naming `name`.
+DType dtype_from_name(const std::string& name);
+
+// One per-step column: every record holds steps x prod(shape) values of dtype.
+struct ColumnSpec {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;  // per step; {} is a scalar per step
+
+  size_t step_bytes() const;  // prod(shape) * dtype_size
+};
+
+struct LogSchema {
+  std::string run_id;
+  std::string spec;           // free-form (JSON) text from the caller: observation/action specs
+  std::string codec = "lz4";  // "lz4" or "none"
+  std::vector<ColumnSpec> columns;
+};
+
+// Throws std::invalid_argument for an unknown codec, an empty or duplicate
+// column name, a negative dimension or more than 255 dimensions.
+void validate_schema(const LogSchema& schema);
+// Same codec and columns (names, dtypes, shapes): chunks of one can be read with the other.
+bool same_layout(const LogSchema& a, const LogSchema& b);
+
+// RecordMeta::flags bits.
+constexpr uint8_t kIsFirst = 1;     // the unroll starts its episode
+constexpr uint8_t kIsLast = 2;      // the unroll ends its episode
+constexpr uint8_t kTerminated = 4;  // ... by termination
+constexpr uint8_t kTruncated = 8;   // ... by truncation (time limit)
+
+// One unroll's identity and provenance.
+struct RecordMeta {
+  int32_t actor_id = 0;
+  int32_t env_id = 0;
+  int64_t episode_id = 0;
+  int64_t first_step = 0;  // step index within the episode of the unroll's first step
+  int32_t steps = 0;
+  uint8_t flags = 0;
+  int64_t wall_time_ns = 0;
+  int64_t learner_step = 0;
+  uint64_t config_version = 0;
+
+  bool operator==(const RecordMeta& o) const;
+};
+
+// One unroll: columns[i] holds meta.steps x schema.columns[i].step_bytes()
+// bytes, little-endian values.
+struct Record {
+  RecordMeta meta;
+  std::vector<std::vector<uint8_t>> columns;
+};
+
+// Throws std::invalid_argument naming the column and the expected and actual
+// byte counts, or a negative step count.
+void validate_record(const LogSchema& schema, const Record& record);
+// Meta plus column bytes: what a record costs in a chunk before compression.
+size_t record_raw_bytes(const Record& record);
+
+// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), as in iSCSI and ext4.
+// `crc` continues an earlier result: crc32c(ab) == crc32c(b, crc32c(a)).
+uint32_t crc32c(const void* data, size_t size, uint32_t crc = 0);
+
+// ---- file header ----
+std::vector<uint8_t> encode_file_header(const LogSchema& schema);
+// From the first kFileHeaderPrefixSize bytes: the size of the whole header
+// (prefix, body, CRC). Checks the magic and the version.
+size_t file_header_size(const uint8_t* prefix);
+// `data` holds the whole header (file_header_size bytes).
+LogSchema decode_file_header(const uint8_t* data, size_t size);
+
+// ---- chunks ----
+// What the index knows about a chunk (the same fields are in its header).
+struct ChunkSummary {
+  uint64_t offset = 0;  // of the chunk header in its file (not stored in the chunk header)
+  uint32_t record_count = 0;
+  int64_t min_wall_time_ns = 0;
+  int64_t max_wall_time_ns = 0;
+  int64_t min_episode_id = 0;
+  int64_t max_episode_id = 0;
+  std::vector<int32_t> actor_ids;  // distinct, ascending
+
+  bool has_actor(int32_t actor_id) const;
+  bool operator==(const ChunkSummary& o) const;
+};
+
+struct BlockSize {
+  uint32_t raw = 0;     // uncompressed
+  uint32_t stored = 0;  // as stored in the file
+};
+
+struct ChunkHeader {
+  ChunkSummary summary;
+  uint32_t header_size = 0;  // whole header including its CRC
+  uint64_t data_size = 0;    // sum of blocks[].stored
+  uint32_t data_crc = 0;
+  std::vector<BlockSize> blocks;  // meta block first, then one per schema column
+
+  uint64_t total_size() const { return header_size + data_size; }
+};
+
+// Encodes `count` records (each valid for `schema`) as one chunk, header and
+// data. Throws std::invalid_argument for count == 0 or a block above kMaxBlockSize.
+std::vector<uint8_t> encode_chunk(const LogSchema& schema, const Record* records, size_t count);
+
+// From the first kChunkHeaderFixedSize bytes: the header's full size. Checks
+// the magic and that the sizes are plausible for `column_count` columns.
+size_t chunk_header_size(const uint8_t* fixed, size_t column_count);
+// `data` holds the whole header (chunk_header_size bytes); checks its CRC.
+ChunkHeader decode_chunk_header(const uint8_t* data, size_t size, size_t column_count);
+// `data` holds header.data_size bytes that follow the header: checks the data
+// CRC, decompresses every block and splits them into records.
+std::vector<Record> decode_chunk_data(const LogSchema& schema, const ChunkHeader& header,
+                                      const uint8_t* data, size_t size);
+
+// ---- footer ----
+// The footer lists every chunk's summary; the trailer after it (the last
+// kTrailerSize bytes of a cleanly closed segment) points at the footer.
+std::vector<uint8_t> encode_footer(const std::vector<ChunkSummary>& chunks, uint64_t footer_offset);
+
+struct Trailer {
+  uint64_t footer_offset = 0;
+  uint32_t footer_crc = 0;
+};
+// nullopt when the bytes are not a trailer (no footer: a torn or open segment).
+std::optional<Trailer> decode_trailer(const uint8_t* data);
+// `data` holds the footer without its trailer; checks the CRC and the offsets.
+std::vector<ChunkSummary> decode_footer(const uint8_t* data, size_t size, const Trailer& trailer);
+
+}  // namespace moonseed::engine::explog

@@ -1,0 +1,229 @@
+#include "engine/explog_format.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/engine/explog_test_records.h"
+
+namespace moonseed::engine::explog {
+namespace {
+
+using testing::known_record;
+using testing::known_schema;
+
+uint64_t le64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = v << 8 | p[i];
+  return v;
+}
+
+uint32_t le32(const uint8_t* p) { return static_cast<uint32_t>(le64(p) & 0xFFFFFFFFu); }
+
+TEST(ExplogCrc32c, MatchesTheStandardCheckValues) {
+  const std::string digits = "123456789";
+  EXPECT_EQ(crc32c(digits.data(), digits.size()), 0xE3069283u);
+  const std::vector<uint8_t> zeros(32, 0x00), ones(32, 0xFF);  // RFC 3720 B.4
+  EXPECT_EQ(crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);
+  EXPECT_EQ(crc32c(ones.data(), ones.size()), 0x62A8AB43u);
+}
+
+TEST(ExplogCrc32c, ContinuesAnEarlierResult) {
+  const std::string text = "experience log";
+  EXPECT_EQ(crc32c(text.data() + 5, text.size() - 5, crc32c(text.data(), 5)),
+            crc32c(text.data(), text.size()));
+}
+
+TEST(ExplogFormat, FileHeaderRoundTripsTheSchema) {
+  const LogSchema schema = known_schema();
+  const std::vector<uint8_t> bytes = encode_file_header(schema);
+  ASSERT_EQ(file_header_size(bytes.data()), bytes.size());
+  EXPECT_EQ(std::memcmp(bytes.data(), "MSEXPLOG", 8), 0);
+  EXPECT_EQ(le32(bytes.data() + 8), 1u);
+  const LogSchema back = decode_file_header(bytes.data(), bytes.size());
+  EXPECT_EQ(back.run_id, schema.run_id);
+  EXPECT_EQ(back.spec, schema.spec);
+  EXPECT_EQ(back.codec, "lz4");
+  EXPECT_TRUE(same_layout(back, schema));
+  ASSERT_EQ(back.columns.size(), 5u);
+  EXPECT_EQ(back.columns[2].name, "count");
+  EXPECT_EQ(back.columns[2].dtype, DType::kI64);
+  EXPECT_EQ(back.columns[0].shape, (std::vector<int64_t>{2, 3}));
+}
+
+TEST(ExplogFormat, FileHeaderWithAFlippedByteIsRejected) {
+  std::vector<uint8_t> bytes = encode_file_header(known_schema());
+  bytes[20] ^= 0x01;
+  EXPECT_THROW(decode_file_header(bytes.data(), bytes.size()), FormatError);
+  std::vector<uint8_t> version = encode_file_header(known_schema());
+  version[8] = 2;
+  EXPECT_THROW(file_header_size(version.data()), FormatError);
+}
+
+// Codec "none" stores blocks as they are, so every byte position is known.
+TEST(ExplogFormat, ChunkLayoutMatchesTheDocumentedOffsets) {
+  LogSchema schema;
+  schema.codec = "none";
+  schema.columns = {{"x", DType::kI32, {2}}};
+  Record r;
+  r.meta.episode_id = 7;
+  r.meta.actor_id = 3;
+  r.meta.steps = 1;
+  r.meta.flags = kIsFirst | kTruncated;
+  r.meta.wall_time_ns = 42;
+  r.columns = {{1, 0, 0, 0, 2, 0, 0, 0}};
+  const std::vector<uint8_t> chunk = encode_chunk(schema, &r, 1);
+  // header: 64 fixed + 2 blocks x 8 + 1 actor x 4 + crc 4 = 88; data: 56 meta + 8 column.
+  ASSERT_EQ(chunk.size(), 88u + 56u + 8u);
+  EXPECT_EQ(std::memcmp(chunk.data(), "MSCK", 4), 0);
+  EXPECT_EQ(le32(chunk.data() + 4), 88u);   // header size
+  EXPECT_EQ(le32(chunk.data() + 8), 1u);    // records
+  EXPECT_EQ(le32(chunk.data() + 12), 2u);   // blocks
+  EXPECT_EQ(le64(chunk.data() + 16), 42u);  // min wall time
+  EXPECT_EQ(le64(chunk.data() + 32), 7u);   // min episode
+  EXPECT_EQ(le64(chunk.data() + 48), 64u);  // data size
+  EXPECT_EQ(le32(chunk.data() + 56), crc32c(chunk.data() + 88, 64));
+  EXPECT_EQ(le32(chunk.data() + 60), 1u);   // actors
+  EXPECT_EQ(le32(chunk.data() + 64), 56u);  // meta block raw
+  EXPECT_EQ(le32(chunk.data() + 72), 8u);   // column block raw
+  EXPECT_EQ(le32(chunk.data() + 80), 3u);   // actor id
+  EXPECT_EQ(le32(chunk.data() + 84), crc32c(chunk.data(), 84));
+  const uint8_t* meta = chunk.data() + 88;
+  EXPECT_EQ(le64(meta + 0), 7u);                // episode id
+  EXPECT_EQ(le64(meta + 16), 42u);              // wall time
+  EXPECT_EQ(le32(meta + 40), 3u);               // actor id
+  EXPECT_EQ(le32(meta + 48), 1u);               // steps
+  EXPECT_EQ(meta[52], kIsFirst | kTruncated);   // flags
+  EXPECT_EQ(le32(chunk.data() + 88 + 56 + 4), 2u);
+}
+
+TEST(ExplogFormat, ChunkRoundTripsRecordsWithEveryDtype) {
+  const LogSchema schema = known_schema();
+  std::vector<Record> records;
+  for (int i = 0; i < 9; ++i) records.push_back(known_record(i));
+  const std::vector<uint8_t> chunk = encode_chunk(schema, records.data(), records.size());
+  const size_t hs = chunk_header_size(chunk.data(), schema.columns.size());
+  const ChunkHeader h = decode_chunk_header(chunk.data(), hs, schema.columns.size());
+  EXPECT_EQ(h.summary.record_count, 9u);
+  EXPECT_EQ(h.summary.min_episode_id, -5);  // 0 / 2 - 5
+  EXPECT_EQ(h.summary.max_episode_id, -1);  // 8 / 2 - 5
+  EXPECT_EQ(h.summary.actor_ids, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(h.summary.max_wall_time_ns, 1000000008000);
+  EXPECT_EQ(h.total_size(), chunk.size());
+  const std::vector<Record> back = decode_chunk_data(schema, h, chunk.data() + hs, chunk.size() - hs);
+  ASSERT_EQ(back.size(), records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(back[i].meta, records[i].meta) << i;
+    EXPECT_EQ(back[i].columns, records[i].columns) << i;
+  }
+}
+
+TEST(ExplogFormat, ChunkDataWithAFlippedByteFailsItsChecksum) {
+  const LogSchema schema = known_schema();
+  const Record r = known_record(4);
+  std::vector<uint8_t> chunk = encode_chunk(schema, &r, 1);
+  const size_t hs = chunk_header_size(chunk.data(), schema.columns.size());
+  const ChunkHeader h = decode_chunk_header(chunk.data(), hs, schema.columns.size());
+  chunk[hs + 3] ^= 0x40;
+  try {
+    decode_chunk_data(schema, h, chunk.data() + hs, chunk.size() - hs);
+    FAIL() << "no error";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("data checksum"), std::string::npos) << e.what();
+  }
+  chunk[hs - 10] ^= 0x01;  // inside the block sizes
+  EXPECT_THROW(decode_chunk_header(chunk.data(), hs, schema.columns.size()), FormatError);
+}
+
+// Decodes a whole chunk the way a reader does; throws FormatError when it is bad.
+std::vector<Record> decode_whole_chunk(const LogSchema& schema, const std::vector<uint8_t>& chunk) {
+  const size_t ncols = schema.columns.size();
+  if (chunk.size() < kChunkHeaderFixedSize) throw FormatError("short");
+  const size_t hs = chunk_header_size(chunk.data(), ncols);
+  if (hs > chunk.size()) throw FormatError("short header");
+  const ChunkHeader h = decode_chunk_header(chunk.data(), hs, ncols);
+  if (h.total_size() != chunk.size()) throw FormatError("size");
+  return decode_chunk_data(schema, h, chunk.data() + hs, chunk.size() - hs);
+}
+
+// CRC-32C detects every single-bit error, so no flipped bit may decode.
+TEST(ExplogFormat, EveryFlippedBitOfAChunkIsDetected) {
+  const LogSchema schema = known_schema();
+  std::vector<Record> records = {known_record(3), known_record(4)};
+  const std::vector<uint8_t> chunk = encode_chunk(schema, records.data(), records.size());
+  ASSERT_EQ(decode_whole_chunk(schema, chunk).size(), 2u);
+  for (size_t byte = 0; byte < chunk.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::vector<uint8_t> bad = chunk;
+      bad[byte] ^= static_cast<uint8_t>(1u << bit);
+      EXPECT_THROW(decode_whole_chunk(schema, bad), FormatError) << "byte " << byte << " bit " << bit;
+    }
+  }
+}
+
+// A small fuzz pass: garbage behind a valid magic, or a valid header over
+// garbage data, fails with FormatError and nothing else.
+TEST(ExplogFormat, GarbageChunksFailWithFormatErrorOnly) {
+  const LogSchema schema = known_schema();
+  const Record r = known_record(4);
+  const std::vector<uint8_t> chunk = encode_chunk(schema, &r, 1);
+  uint64_t state = 12345;
+  auto next_byte = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint8_t>(state >> 56);
+  };
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<uint8_t> bad = chunk;
+    const size_t from = round % 2 == 0 ? 4 : chunk.size() / 2;
+    for (size_t i = from; i < bad.size(); ++i) bad[i] = next_byte();
+    bad.resize(from + next_byte() % (bad.size() - from + 1));
+    EXPECT_THROW(decode_whole_chunk(schema, bad), FormatError) << "round " << round;
+  }
+}
+
+TEST(ExplogFormat, ChunkForAnotherColumnCountIsRejected) {
+  const Record r = known_record(1);
+  const std::vector<uint8_t> chunk = encode_chunk(known_schema(), &r, 1);
+  EXPECT_THROW(chunk_header_size(chunk.data(), 4), FormatError);
+}
+
+TEST(ExplogFormat, FooterRoundTripsTheIndex) {
+  ChunkSummary a{100, 3, 10, 20, -4, 9, {0, 5}};
+  ChunkSummary b{400, 1, 30, 30, 9, 9, {-2}};
+  const std::vector<uint8_t> bytes = encode_footer({a, b}, 900);
+  // magic 4 + count 4 + records 8 + entries (48 + 4 actors) + trailer 20
+  ASSERT_EQ(bytes.size(), 16u + 56u + 52u + 20u);
+  const std::optional<Trailer> trailer = decode_trailer(bytes.data() + bytes.size() - kTrailerSize);
+  ASSERT_TRUE(trailer.has_value());
+  EXPECT_EQ(trailer->footer_offset, 900u);
+  const std::vector<ChunkSummary> back =
+      decode_footer(bytes.data(), bytes.size() - kTrailerSize, *trailer);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0], a);
+  EXPECT_EQ(back[1], b);
+  EXPECT_FALSE(decode_trailer(bytes.data()).has_value());
+}
+
+TEST(ExplogFormat, RecordOfTheWrongSizeNamesTheColumn) {
+  Record r = known_record(3);
+  r.columns[3].pop_back();
+  try {
+    validate_record(known_schema(), r);
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'logp'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ExplogFormat, UnknownDtypeOrCodecIsACallerError) {
+  EXPECT_EQ(dtype_from_name("f64"), DType::kF64);
+  EXPECT_THROW(dtype_from_name("f16"), std::invalid_argument);
+  LogSchema s = known_schema("zstd");
+  EXPECT_THROW(validate_schema(s), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace moonseed::engine::explog
