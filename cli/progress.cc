@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace moonseed::cli {
 
@@ -44,6 +45,10 @@ void Progress::update(double elapsed_s, const engine::LearnerStats& s, double fp
                 format_number(s.return_mean).c_str(),
                 format_count(static_cast<double>(s.optimizer_steps)).c_str(),
                 format_number(s.loss_total).c_str(), s.actors_connected, actors_expected);
+  if (s.eval_episodes > 0) {
+    const size_t used = std::strlen(line);
+    std::snprintf(line + used, sizeof line - used, "  eval %s", format_number(s.eval_return_mean).c_str());
+  }
   if (tty_) {
     std::fprintf(stderr, "\r%s\033[K", line);
     open_line_ = true;

@@ -345,6 +345,13 @@ int run_command(const Args& args) {
         .add("actor_restarts", actors.restarts()).add("queue", s.queue_size)
         .add("inference_batch_envs", s.mean_batch_envs).add("entropy_cost", s.entropy_cost)
         .add("config_version", static_cast<double>(s.applied_config_version));
+    if (cfg.topology.eval_envs_per_actor > 0) {
+      row.add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean);
+    }
+    if (cfg.algo == "r2d2") {
+      row.add("replay_size", s.replay_size).add("mean_q", s.mean_q).add("mean_priority", s.mean_priority)
+          .add("explored_actions", s.explored_actions);
+    }
     const bool written = metrics.append(row);
     if (!written && metrics_ok) {
       std::cerr << "\nmoonseed: cannot write " << dir->metrics_path() << " (disk full?); training goes on\n";
@@ -360,6 +367,9 @@ int run_command(const Args& args) {
     } else if (stop.return_mean != 0 && s.episodes >= 100 && s.return_mean >= stop.return_mean) {
       stop_reason = "return_mean " + format_number(s.return_mean) + " >= stop.return_mean = " +
                     format_number(stop.return_mean);
+    } else if (stop.eval_return_mean != 0 && s.eval_episodes >= 100 && s.eval_return_mean >= stop.eval_return_mean) {
+      stop_reason = "eval_return_mean " + format_number(s.eval_return_mean) + " >= stop.eval_return_mean = " +
+                    format_number(stop.eval_return_mean);
     }
     if (stop_reason.empty() && now >= next_checkpoint) {
       next_checkpoint = now + std::max(1.0, live.checkpoint.interval_s);

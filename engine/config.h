@@ -65,6 +65,33 @@ struct VTraceConfig {
   double entropy_cost = 2.5e-4;
 };
 
+// R2D2 (algo = "r2d2"; REFERENCE.md "R2D2", docs/r2d2-design.md). The model is
+// the declared layer list; a final ms.nn.lstm(n) becomes the recurrent core.
+// Optimizer settings are the global `optimizer` section (R2D2 recipes set Adam
+// lr 1e-4, eps 1e-3), and optimizer.max_grad_norm clips the gradient.
+struct R2d2Config {
+  int burn_in = 40;                  // steps replayed without gradient before the trace
+  int trace = 80;                    // steps trained on per sequence
+  int period = 40;                   // steps between the starts of an env's sequences
+  int n_step = 5;
+  double gamma = 0.997;
+  double eta = 0.9;                  // priority = eta max |td| + (1 - eta) mean |td|
+  double rescale_eps = 1e-3;         // epsilon of the value rescaling h
+  int target_period = 2500;          // optimizer steps between target-network copies
+  int batch = 64;                    // sequences per training step
+  int64_t capacity = 10000;          // sequences the replay holds
+  int64_t min_fill = 500;            // sequences inserted before training starts
+  double samples_per_insert = 0;     // sampled / inserted sequences; 0 = no limit
+  double priority_exponent = 0.9;    // alpha
+  double importance_exponent = 0.6;  // beta
+  double epsilon_base = 0.4;         // Ape-X: env i of N explores with base^(1 + alpha i / (N - 1))
+  double epsilon_alpha = 7;
+  double eval_epsilon = 1e-3;        // Learner::evaluate (not greedy)
+  int head_hidden = 512;             // hidden units of each dueling stream; 0 = linear heads
+  bool dueling = true;
+  bool prev_action_reward = true;    // feed a_{t-1} (one-hot) and r_{t-1} to the core
+};
+
 struct OptimizerConfig {
   std::string kind = "adam";   // "adam" | "rmsprop"
   double lr = 6e-4;
@@ -79,6 +106,7 @@ struct TopologyConfig {
   int actors = 2;
   int envs_per_actor = 32;
   int groups_per_actor = 2;
+  int eval_envs_per_actor = 0;     // R2D2: the last k envs of each actor only evaluate (eval_epsilon, not recorded)
   int local_actors = -1;           // actor processes `moonseed run` starts itself; -1 = all of them
   std::string transport = "unix";  // "unix" | "tcp"
   std::string listen;              // "" = choose (unix: RUN_DIR/learner.sock; tcp: 127.0.0.1:0)
@@ -103,6 +131,7 @@ struct StopConfig {
   int64_t frames = 0;        // 0 = no limit
   double seconds = 0;        // 0 = no limit
   double return_mean = 0;    // stop once mean return over the last 100 episodes reaches it; 0 = off
+  double eval_return_mean = 0;  // the same over evaluation envs' episodes (topology.eval_envs_per_actor); 0 = off
 };
 
 struct LogConfig {
@@ -137,6 +166,7 @@ struct ExperimentConfig {
   EnvConfig env;
   ModelConfig model;
   VTraceConfig vtrace;
+  R2d2Config r2d2;
   OptimizerConfig optimizer;
   TopologyConfig topology;
   InferenceConfig inference;

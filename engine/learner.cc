@@ -13,18 +13,12 @@
 #include <torch/torch.h>
 
 #include "engine/actor_config.h"
-#include "engine/bounded_queue.h"
+#include "engine/agent.h"
 #include "engine/clock.h"
 #include "engine/inference_batcher.h"
-#include "engine/optimizer.h"
-#include "engine/prefetcher.h"
 #include "engine/schedule.h"
-#include "engine/unroll_store.h"
-#include "engine/vtrace_loss.h"
 #include "envs/env.h"
-#include "models/action_dist.h"
 #include "models/device.h"
-#include "models/policy_net.h"
 
 namespace moonseed::engine {
 namespace {
@@ -72,39 +66,28 @@ struct Learner::Impl {
         run_id(std::move(id)),
         spec(env_spec),
         device(models::choose_device(config.inference.device)),
-        model(config.model, env_spec),
+        agent(config.algo == "r2d2" ? make_r2d2_agent(config, env_spec, device)
+                                    : make_vtrace_agent(config, env_spec, device)),
         batcher(config.inference.max_batch, std::chrono::microseconds(config.inference.deadline_us),
                 clock, std::chrono::microseconds(config.inference.idle_spin_us)),
-        unrolls(static_cast<size_t>(config.learner.queue_capacity)),
-        store(config.topology.actors * config.topology.envs_per_actor,
-              UnrollPool::create(UnrollShape::from_spec(env_spec, config.learner.unroll),
-                                 config.learner.queue_capacity)),
         actor_connected(config.topology.actors, false),
         actor_connections(config.topology.actors, 0),
         actor_links(config.topology.actors),
         welcomed_version(config.topology.actors, 0),
-        actor_payload(encode_actor_config(actor_config_of(config))) {
-    model->to(device);
-    optimizer = make_optimizer(cfg.optimizer, model->parameters());
-  }
+        actor_payload(encode_actor_config(actor_config_of(config))) {}
 
   const ExperimentConfig cfg;
   ExperimentConfig train_cfg;  // training thread only: cfg with the newest hot fields
   const std::string run_id;
   const envs::EnvSpec spec;
   const torch::Device device;
-  models::PolicyNet model;
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
-
-  // Lock order: train_mu before weights_mu.
-  std::shared_mutex weights_mu;  // shared: inference forward; exclusive: parameter writes
-  std::mutex train_mu;           // held for one whole training step; checkpoints take it
+  // The algorithm (engine/agent.h): nets, optimizer, and the path from acting
+  // to learning. It guards its own weights; lock order: train_mu before them.
+  const std::unique_ptr<Agent> agent;
+  std::mutex train_mu;  // held for one whole training step; checkpoints take it
 
   SteadyClock clock;
   InferenceBatcher<StepRequest> batcher;
-  BoundedQueue<UnrollPtr> unrolls;  // inference -> prefetcher
-  UnrollStore store;                              // inference thread only
-  std::unique_ptr<Prefetcher> prefetcher;
   std::thread inference_thread;
   std::thread training_thread;
   bool started = false;
@@ -152,6 +135,9 @@ struct Learner::Impl {
   mutable std::mutex stats_mu;
   std::deque<double> returns;  // GUARDED_BY(stats_mu), last kReturnWindow episodes
   std::deque<double> lengths;  // GUARDED_BY(stats_mu)
+  std::deque<double> eval_returns;  // GUARDED_BY(stats_mu): evaluation envs' episodes
+  const std::vector<bool> eval_slot = evaluation_slots(cfg);
+  std::atomic<int64_t> eval_episodes{0};
   LearnerStats last_step;      // GUARDED_BY(stats_mu), loss fields only
 
   void inference_loop();
@@ -167,9 +153,11 @@ void Learner::Impl::inference_loop() {
   std::vector<int64_t> obs_shape = {0};
   obs_shape.insert(obs_shape.end(), spec.observation.shape.begin(), spec.observation.shape.end());
   torch::Tensor obs_buffer;  // [capacity, obs...], grown only when a batch is larger
+  std::vector<int64_t> slots;
   std::vector<EpisodeResult> finished;
 
-  while (batcher.next_batch(requests)) {
+  // wait_for_room: the agent's backpressure (R2D2: the replay is ahead of learning).
+  while (agent->wait_for_room() && batcher.next_batch(requests)) {
     int64_t n = 0;
     for (const auto& r : requests) n += r.batch.count;
     if (!obs_buffer.defined() || obs_buffer.size(0) < n) {
@@ -180,57 +168,45 @@ void Learner::Impl::inference_loop() {
     }
     auto* dst = static_cast<uint8_t*>(obs_buffer.data_ptr());
     int64_t stepped = 0;
+    slots.clear();
     for (const auto& r : requests) {
       const rpc::StepBatch& b = r.batch;
       std::memcpy(dst, b.observations.data(), b.observations.size());
       for (uint32_t i = 0; i < b.count; ++i) {
         if (!(b.flags[i] & rpc::kFirst)) ++stepped;
-        // May block when the FIFO is full: that holds every actor back.
-        UnrollPtr done = store.observe(static_cast<int>(r.slot_begin + i), dst + i * obs_bytes,
-                                       b.rewards[i], b.flags[i], b.config_version);
-        if (done) unrolls.push(std::move(done));
+        const int slot = static_cast<int>(r.slot_begin + i);
+        slots.push_back(slot);
+        // May block (V-trace: the FIFO is full): that holds every actor back.
+        agent->observe(slot, dst + i * obs_bytes, b.rewards[i], b.flags[i], b.config_version);
       }
       dst += b.observations.size();
     }
     frames += stepped;
 
-    models::ActionSample sample;
-    const int64_t version = optimizer_steps.load();
-    {
-      torch::NoGradGuard no_grad;
-      torch::Tensor obs = obs_buffer.narrow(0, 0, n).to(device, /*non_blocking=*/true);
-      std::shared_lock<std::shared_mutex> weights(weights_mu);
-      sample = models::sample(model->forward(obs));
-    }
-    torch::Tensor actions = sample.actions.to(torch::kCPU).contiguous();
-    torch::Tensor logp = sample.logp.to(torch::kCPU, torch::kFloat32).contiguous();
+    const torch::Tensor actions = agent->act(slots, obs_buffer.narrow(0, 0, n), optimizer_steps.load());
     reply(requests, actions);
 
-    const auto* action_bytes = static_cast<const uint8_t*>(actions.data_ptr());
-    const int64_t action_stride = actions.numel() / std::max<int64_t>(n, 1) * actions.element_size();
-    const float* logps = logp.data_ptr<float>();
-    int64_t k = 0;
-    for (const auto& r : requests) {
-      for (uint32_t i = 0; i < r.batch.count; ++i, ++k) {
-        store.act(static_cast<int>(r.slot_begin + i), action_bytes + k * action_stride, logps[k], version);
-      }
-    }
-    store.take_finished_episodes(finished);
+    agent->take_finished_episodes(finished);
     if (!finished.empty()) {
       std::lock_guard<std::mutex> lock(stats_mu);
       for (const auto& e : finished) {
+        if (eval_slot[static_cast<size_t>(e.slot)]) {
+          eval_returns.push_back(e.episode_return);
+          if (eval_returns.size() > kReturnWindow) eval_returns.pop_front();
+          eval_episodes += 1;
+          continue;
+        }
         returns.push_back(e.episode_return);
         lengths.push_back(static_cast<double>(e.length));
         if (returns.size() > kReturnWindow) returns.pop_front();
         if (lengths.size() > kReturnWindow) lengths.pop_front();
+        episodes += 1;
       }
-      episodes += static_cast<int64_t>(finished.size());
       finished.clear();
     }
     inference_envs += n;
     inference_batches += 1;
   }
-  unrolls.close();
 }
 
 // Sends each request its slice of the actions, in the wire format: int32 for
@@ -262,8 +238,7 @@ void Learner::Impl::training_loop() {
   // Intra-op thread counts belong to the thread that sets them (OpenMP), so
   // each engine thread sets its own.
   at::set_num_threads(std::max(1, cfg.learner.torch_threads));
-  std::vector<torch::Tensor> params = model->parameters();
-  while (std::optional<UnrollBatch> batch = prefetcher->next()) {
+  while (agent->await_batch()) {
     wait_while_paused();
     std::lock_guard<std::mutex> train(train_mu);
     if (hot_pending.load(std::memory_order_acquire)) take_hot_config();
@@ -274,40 +249,29 @@ void Learner::Impl::training_loop() {
     if (opt.lr_decay_frames > 0) {
       lr *= std::max(0.0, 1.0 - static_cast<double>(frames.load()) / opt.lr_decay_frames);
     }
-    set_learning_rate(*optimizer, lr);
-    LossTerms loss = vtrace_loss(model, *batch, train_cfg.vtrace);
-    optimizer->zero_grad();
-    loss.total.backward();
-    double grad_norm = clip_grad_norm(params, opt.max_grad_norm);
-    if (!std::isfinite(grad_norm)) {
-      // One bad batch must not poison the weights: drop it, say so once in a while.
+    const TrainReport step = agent->train(train_cfg, lr, optimizer_steps.load());
+    if (!step.applied) {
+      // One bad batch must not poison the weights: the agent dropped it; say so once in a while.
       if (skipped_steps++ % 100 == 0) {
-        std::cerr << "\nmoonseed: gradient norm is " << grad_norm << "; skipped " << skipped_steps
+        std::cerr << "\nmoonseed: gradient norm is " << step.grad_norm << "; skipped " << skipped_steps
                   << " training step(s) so far\n";
       }
       continue;
     }
-    const int64_t version = optimizer_steps.load();
-    {
-      std::unique_lock<std::shared_mutex> weights(weights_mu);
-      optimizer->step();
-    }
     optimizer_steps += 1;
-    trained_frames += batch->frames;
-    // How many optimizer steps old the acting policy was, averaged over the batch.
-    // Step T carries no action (it is step 0 of the next unroll): leave it out.
-    double lag = static_cast<double>(version) -
-                 batch->policy_version.narrow(0, 0, batch->T()).to(torch::kFloat64).mean().item<double>();
+    trained_frames += step.frames;
     std::lock_guard<std::mutex> lock(stats_mu);
-    last_step.loss_total = loss.total.item<double>();
-    last_step.loss_policy = loss.policy;
-    last_step.loss_baseline = loss.baseline;
-    last_step.loss_entropy = loss.entropy;
-    last_step.grad_norm = grad_norm;
-    last_step.mean_rho = loss.mean_rho;
+    last_step.loss_total = step.loss_total;
+    last_step.loss_policy = step.loss_policy;
+    last_step.loss_baseline = step.loss_baseline;
+    last_step.loss_entropy = step.loss_entropy;
+    last_step.grad_norm = step.grad_norm;
+    last_step.mean_rho = step.mean_rho;
     last_step.learning_rate = lr;
     last_step.entropy_cost = train_cfg.vtrace.entropy_cost;
-    last_step.policy_lag = lag;
+    last_step.policy_lag = step.policy_lag;
+    last_step.mean_q = step.mean_q;
+    last_step.mean_priority = step.mean_priority;
   }
 }
 
@@ -318,6 +282,7 @@ void Learner::Impl::take_hot_config() {
   // Only what the training step reads; the rest is restart-only or read by
   // the control loop.
   train_cfg.vtrace = pending_hot->vtrace;
+  train_cfg.r2d2 = pending_hot->r2d2;
   train_cfg.optimizer.lr = pending_hot->optimizer.lr;
   train_cfg.optimizer.max_grad_norm = pending_hot->optimizer.max_grad_norm;
   train_cfg.optimizer.lr_decay_frames = pending_hot->optimizer.lr_decay_frames;
@@ -332,8 +297,9 @@ Learner::Learner(const ExperimentConfig& config, std::string run_id) : spec_(spe
                                 std::to_string(config.topology.actors) + " x " +
                                 std::to_string(config.topology.envs_per_actor));
   }
-  if (config.algo != "vtrace") {
-    throw std::invalid_argument("algo '" + config.algo + "' is not available; this learner trains \"vtrace\"");
+  if (config.algo != "vtrace" && config.algo != "r2d2") {
+    throw std::invalid_argument("algo '" + config.algo + "' is not available; this learner trains \"vtrace\" "
+                                "and \"r2d2\"");
   }
   torch::manual_seed(config.seed);
   impl_ = std::make_unique<Impl>(config, std::move(run_id), spec_);
@@ -353,7 +319,7 @@ void Learner::set_auth_token(std::string token) {
 
 Counters Learner::restore(const std::string& checkpoint_path) {
   if (impl_->started) throw std::logic_error("Learner::restore must come before start()");
-  Counters c = load_checkpoint(checkpoint_path, *impl_->model, *impl_->optimizer);
+  Counters c = impl_->agent->restore(checkpoint_path);
   impl_->optimizer_steps = c.optimizer_steps;
   impl_->frames = c.frames;
   impl_->episodes = c.episodes;
@@ -364,7 +330,6 @@ void Learner::start() {
   Impl& m = *impl_;
   if (m.started) return;
   m.started = true;
-  m.prefetcher = std::make_unique<Prefetcher>(m.unrolls, m.store.pool().shape(), m.cfg.learner.batch, m.device);
   m.inference_thread = std::thread([&m] { m.inference_loop(); });
   m.training_thread = std::thread([&m] { m.training_loop(); });
 }
@@ -379,9 +344,8 @@ void Learner::stop() {
   }
   m.pause_cv.notify_all();
   m.batcher.close();
-  m.unrolls.close();  // unblocks an inference thread held by backpressure
+  m.agent->close();  // unblocks both threads wherever the agent holds them
   if (m.inference_thread.joinable()) m.inference_thread.join();
-  m.prefetcher->stop();
   if (m.training_thread.joinable()) m.training_thread.join();
 }
 
@@ -442,22 +406,17 @@ Evaluation Learner::evaluate(int episodes, uint64_t seed, bool greedy, int64_t m
   out.truncated.assign(n, false);
   std::vector<bool> done(n, false);
   size_t running = n;
-  const bool discrete = m.spec.action.kind == envs::SpaceKind::kDiscrete;
   const int64_t action_bytes = m.spec.action.byte_size();
-  while (running > 0) {
-    torch::Tensor actions;
-    {
-      torch::NoGradGuard no_grad;
-      std::shared_lock<std::shared_mutex> weights(m.weights_mu);
-      models::PolicyOutput policy = m.model->forward(obs.to(m.device));
-      actions = greedy ? models::greedy(policy) : models::sample(policy).actions;
-    }
-    actions = actions.to(torch::kCPU).to(discrete ? torch::kInt32 : torch::kFloat32).contiguous();
+  std::unique_ptr<EvalPolicy> policy = m.agent->evaluation_policy(episodes, greedy, seed);
+  std::vector<float> rewards(n, 0.f);  // of each env's previous action
+  for (bool first = true; running > 0; first = false) {
+    const torch::Tensor actions = policy->act(obs, rewards, first);
     const auto* action_data = static_cast<const uint8_t*>(actions.data_ptr());
     for (size_t i = 0; i < n; ++i) {
       if (done[i]) continue;
       envs::StepResult r = env[i]->step(action_data + static_cast<int64_t>(i) * action_bytes,
                                         obs_data + static_cast<int64_t>(i) * obs_bytes);
+      rewards[i] = r.reward;
       out.returns[i] += r.reward;
       out.lengths[i] += 1;
       if (r.terminated || r.truncated || out.lengths[i] >= max_steps) {
@@ -484,6 +443,7 @@ LearnerStats Learner::stats() const {
     };
     s.return_mean = mean(m.returns);
     s.length_mean = mean(m.lengths);
+    s.eval_return_mean = mean(m.eval_returns);
   }
   s.frames = m.frames.load();
   s.config_version = m.config_version.load();
@@ -493,9 +453,13 @@ LearnerStats Learner::stats() const {
     s.paused = m.paused;
   }
   s.episodes = m.episodes.load();
+  s.eval_episodes = m.eval_episodes.load();
   s.optimizer_steps = m.optimizer_steps.load();
   s.trained_frames = m.trained_frames.load();
-  s.queue_size = static_cast<int64_t>(m.unrolls.size());
+  const AgentStats agent = m.agent->stats();
+  s.queue_size = agent.queue_size;
+  s.replay_size = agent.replay_size;
+  s.explored_actions = agent.explored_actions;
   s.inference_batches = m.inference_batches.load();
   s.mean_batch_envs = s.inference_batches ? static_cast<double>(m.inference_envs.load()) /
                                                 static_cast<double>(s.inference_batches)
@@ -515,7 +479,7 @@ void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
   c.frames = m.frames.load();
   c.episodes = m.episodes.load();
   c.elapsed_s = elapsed_s;
-  engine::save_checkpoint(path, *m.model, *m.optimizer, c);
+  m.agent->save(path, c);
 }
 
 rpc::Admission Learner::on_hello(const rpc::Hello& hello) {
@@ -560,7 +524,8 @@ rpc::Admission Learner::on_hello(const rpc::Hello& hello) {
   w.num_envs = static_cast<uint32_t>(m.cfg.topology.envs_per_actor);
   w.num_groups = static_cast<uint32_t>(m.cfg.topology.groups_per_actor);
   w.seed = actor_seed(m.cfg.seed, id, connection);
-  w.unroll_length = static_cast<uint32_t>(m.cfg.learner.unroll);
+  // The actors' unroll boundary, where they take new boundary fields.
+  w.unroll_length = static_cast<uint32_t>(m.cfg.algo == "r2d2" ? m.cfg.r2d2.period : m.cfg.learner.unroll);
   {
     std::lock_guard<std::mutex> hot(m.hot_mu);
     w.config_version = m.config_version.load();

@@ -1,12 +1,14 @@
 // The learner: serves inference to every connected actor, keeps each env's
-// partial unroll, and trains the one model with V-trace.
+// partial unroll, and trains the one model with V-trace or R2D2 (the agent,
+// engine/agent.h, is chosen by config.algo).
 //
 // Threads (docs/architecture.md): rpc io thread(s) call the ActorService
-// methods; one inference thread batches, runs the policy, replies and
-// appends to unrolls; the prefetcher collates unrolls into batches; one
-// training thread runs the loss and the optimizer. The model exists once:
-// inference holds `weights_mu_` shared during a forward pass, the optimizer
-// step holds it exclusively, so inference always sees the newest weights.
+// methods; one inference thread batches, runs the policy, replies and hands
+// each step to the agent (V-trace: unrolls, collated by the prefetcher;
+// R2D2: sequences into the replay); one training thread runs the loss and the
+// optimizer. The model exists once: inference reads it under the agent's
+// weights lock held shared, the optimizer step holds it exclusively, so
+// inference always sees the newest weights.
 //
 // Lifetime: construct, optionally restore(), start(), ..., stop(). The rpc
 // server must be stopped before the Learner is destroyed.
@@ -38,14 +40,21 @@ struct LearnerStats {
   int64_t trained_frames = 0;    // valid steps consumed by training
   double return_mean = 0;        // over the last 100 episodes; NaN before the first
   double length_mean = 0;        // episode length over the same episodes
+  // Evaluation envs (topology.eval_envs_per_actor), not counted above.
+  int64_t eval_episodes = 0;
+  double eval_return_mean = 0;   // over their last 100 episodes; NaN before the first
   int actors_connected = 0;
-  int64_t queue_size = 0;        // unrolls waiting for training
+  int64_t queue_size = 0;        // V-trace: unrolls waiting for training; R2D2: sequences waiting for insertion
   int64_t inference_batches = 0;
   double mean_batch_envs = 0;    // envs per inference batch since start
   // Of the last training step:
   double loss_total = 0, loss_policy = 0, loss_baseline = 0, loss_entropy = 0;
   double grad_norm = 0, mean_rho = 0, learning_rate = 0, policy_lag = 0;
   double entropy_cost = 0;
+  // R2D2 (algo = "r2d2"): of the last training step, and the replay now.
+  double mean_q = 0, mean_priority = 0;
+  int64_t replay_size = 0;        // sequences in the replay
+  int64_t explored_actions = 0;   // epsilon-random actions so far
   // Hot reload: the newest version given to set_hot_config, and the one the
   // training thread has applied (they differ until its next step).
   uint64_t config_version = 0;

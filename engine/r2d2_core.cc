@@ -8,9 +8,25 @@
 namespace moonseed::engine {
 namespace {
 
-std::vector<double> ape_x_epsilons(int num_slots, double base, double alpha) {
+bool is_eval(const R2d2CoreConfig& c, int slot) {
+  return static_cast<size_t>(slot) < c.eval_slots.size() && c.eval_slots[static_cast<size_t>(slot)];
+}
+
+// Ape-X's epsilons over the training slots in order; eval_epsilon for the others.
+std::vector<double> slot_epsilons(const R2d2CoreConfig& c, int num_slots) {
+  if (c.eval_slots.size() > static_cast<size_t>(num_slots)) {
+    throw std::invalid_argument("R2d2Core: eval_slots has " + std::to_string(c.eval_slots.size()) +
+                                " entries for " + std::to_string(num_slots) + " slots");
+  }
+  int training = 0;
+  for (int s = 0; s < num_slots; ++s) training += is_eval(c, s) ? 0 : 1;
+  if (training == 0) throw std::invalid_argument("R2d2Core: every slot is an evaluation slot; none feeds the replay");
   std::vector<double> out(static_cast<size_t>(num_slots));
-  for (int s = 0; s < num_slots; ++s) out[static_cast<size_t>(s)] = ape_x_epsilon(s, num_slots, base, alpha);
+  int i = 0;
+  for (int s = 0; s < num_slots; ++s) {
+    out[static_cast<size_t>(s)] =
+        is_eval(c, s) ? c.eval_epsilon : ape_x_epsilon(i++, training, c.epsilon_base, c.epsilon_alpha);
+  }
   return out;
 }
 
@@ -38,11 +54,14 @@ R2d2Core::R2d2Core(const R2d2CoreConfig& config, const envs::EnvSpec& env, int n
       device_(device),
       replay_(std::make_unique<SequenceReplay>(replay_config(config, num_slots), r2d2_step_columns(env),
                                                r2d2_start_columns(config.net.lstm), config.limiter)),
-      acting_(ape_x_epsilons(num_slots, config.epsilon_base, config.epsilon_alpha), config.net.lstm, device,
+      acting_(slot_epsilons(config, num_slots), config.net.lstm, device,
               config.seed ^ 0x5DEECE66Dull),
       recorder_(num_slots, env, config.net.lstm, *replay_),
       max_queued_(num_slots) {
   if (config.batch < 1) throw std::invalid_argument("R2d2Core: batch must be >= 1, got " + std::to_string(config.batch));
+  for (int s = 0; s < num_slots; ++s) {
+    if (is_eval(config, s)) recorder_.set_recorded(s, false);
+  }
   models::QNet online = make_online(config, env, device);
   optimizer_ = make_optimizer(config.optimizer, online->parameters());
   trainer_ = std::make_unique<R2d2Trainer>(config.trainer, online, *optimizer_, device);
@@ -151,8 +170,16 @@ void R2d2Core::insert_queued() {
 }
 
 std::optional<R2d2StepStats> R2d2Core::train_step(std::chrono::milliseconds wait) {
+  if (!ready_to_learn(wait)) return std::nullopt;
+  return learn();
+}
+
+bool R2d2Core::ready_to_learn(std::chrono::milliseconds wait) {
   insert_queued();
-  if (!replay_->await_sample(config_.batch, wait)) return std::nullopt;
+  return replay_->await_sample(config_.batch, wait);
+}
+
+R2d2StepStats R2d2Core::learn() {
   SampledBatch sample = replay_->sample(config_.batch);
   std::vector<double> priorities;
   R2d2StepStats step = trainer_->learn(sample, &priorities);
@@ -160,11 +187,19 @@ std::optional<R2d2StepStats> R2d2Core::train_step(std::chrono::milliseconds wait
     std::unique_lock<std::shared_mutex> weights(weights_mu_);
     trainer_->apply();
   }
-  replay_->update_priorities(sample.keys, priorities);
+  if (!step.skipped) replay_->update_priorities(sample.keys, priorities);
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_.learning_steps = trainer_->steps();
   stats_.last = step;
   return step;
+}
+
+void R2d2Core::set_hot(double gamma, double max_grad_norm) { trainer_->set_hot(gamma, max_grad_norm); }
+
+void R2d2Core::set_learning_steps(int64_t steps) {
+  trainer_->set_steps(steps);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.learning_steps = steps;
 }
 
 void R2d2Core::set_learning_rate(double lr) { engine::set_learning_rate(*optimizer_, lr); }

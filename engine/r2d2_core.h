@@ -17,7 +17,8 @@
 //
 // The online net is the acting net; act() reads it under a shared lock and the
 // optimizer step writes it under the exclusive one, so acting always sees
-// whole weights. Slot s of S explores with Ape-X's epsilon 0.4^(1 + 7 s / (S - 1)).
+// whole weights. Training slot s of S explores with Ape-X's epsilon
+// 0.4^(1 + 7 s / (S - 1)); evaluation slots use eval_epsilon and feed no replay.
 //
 // Errors: a config the parts refuse is std::invalid_argument at construction,
 // naming the field. Thread-safety: as above: one inference thread, one
@@ -56,6 +57,10 @@ struct R2d2CoreConfig {
   OptimizerConfig optimizer;    // kind, lr, eps (R2D2: Adam 1e-4, eps 1e-3)
   double epsilon_base = 0.4;    // Ape-X: base^(1 + alpha s / (S - 1))
   double epsilon_alpha = 7;
+  // Evaluation slots: act with eval_epsilon, are never recorded; the Ape-X
+  // epsilons spread over the other slots. Empty = none.
+  std::vector<bool> eval_slots;
+  double eval_epsilon = 1e-3;
   uint64_t seed = 0;
 };
 
@@ -89,8 +94,22 @@ class R2d2Core {
   // Training thread: see above. Returns the step's stats, or nothing when no
   // sample was allowed within `wait` (or after close()).
   std::optional<R2d2StepStats> train_step(std::chrono::milliseconds wait);
-  // Training thread, between steps: the learning rate of the next steps.
+  // train_step in two halves, for a caller that does more between them:
+  // inserts the queued sequences, then waits up to `wait` for the replay to
+  // allow a sample (false on timeout or after close()) ...
+  bool ready_to_learn(std::chrono::milliseconds wait);
+  // ... and one learning step, once ready_to_learn() said yes.
+  R2d2StepStats learn();
+  // Training thread, between steps: the learning rate of the next steps, and
+  // the hot fields of the trainer (discount, gradient clip).
   void set_learning_rate(double lr);
+  void set_hot(double gamma, double max_grad_norm);
+
+  // Checkpoints (no training step in flight): the target net, the optimizer,
+  // and the trainer's step count that sets the target copy's phase.
+  models::QNet& target() { return trainer_->target(); }
+  torch::optim::Optimizer& optimizer() { return *optimizer_; }
+  void set_learning_steps(int64_t steps);
 
   // Wakes and stops every wait; later waits return at once.
   void close();

@@ -76,6 +76,14 @@ R2d2Trainer::R2d2Trainer(const R2d2TrainerConfig& config, models::QNet online,
   params_ = online_->parameters();
 }
 
+void R2d2Trainer::set_hot(double gamma, double max_grad_norm) {
+  R2d2TrainerConfig next = config_;
+  next.n_step.gamma = gamma;
+  next.max_grad_norm = max_grad_norm;
+  validate(next);
+  config_ = next;
+}
+
 R2d2Trainer::Forward R2d2Trainer::forward(const SequenceBatch& batch) {
   const int64_t L = config_.burn_in + config_.trace;
   const torch::Tensor obs = column(batch, "obs", L, device_);

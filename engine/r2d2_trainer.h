@@ -103,6 +103,9 @@ class R2d2Trainer {
 
   // Replaces the step count (a resumed run) so the target period keeps its phase.
   void set_steps(int64_t steps) { steps_ = steps; }
+  // Between steps: the discount of the targets and the gradient-norm clip
+  // (hot-reloadable). Throws std::invalid_argument as validate() does.
+  void set_hot(double gamma, double max_grad_norm);
 
  private:
   struct Forward {

@@ -107,6 +107,7 @@ void RunDirectory::prune_checkpoints(int keep) const {
   for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 1)) < all.size(); ++i) {
     std::error_code ec;
     fs::remove(all[i], ec);
+    fs::remove(all[i] + ".replay", ec);  // R2D2's replay beside its checkpoint
   }
 }
 

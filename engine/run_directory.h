@@ -32,7 +32,7 @@ class RunDirectory {
   std::vector<std::string> checkpoints() const;
   // The newest checkpoint, or "" when there is none.
   std::string newest_checkpoint() const;
-  // Deletes all but the newest `keep` checkpoints.
+  // Deletes all but the newest `keep` checkpoints (and the R2D2 replay file beside each).
   void prune_checkpoints(int keep) const;
 
   // Writes `content` to RUN/name via a .partial file, fsync and rename, so a

@@ -32,11 +32,13 @@ const Schedulable kSchedulable[] = {
     MOONSEED_SCHEDULABLE(vtrace.c_clip),
     MOONSEED_SCHEDULABLE(vtrace.baseline_cost),
     MOONSEED_SCHEDULABLE(vtrace.entropy_cost),
+    MOONSEED_SCHEDULABLE(r2d2.gamma),
     MOONSEED_SCHEDULABLE(optimizer.lr),
     MOONSEED_SCHEDULABLE(optimizer.max_grad_norm),
     MOONSEED_SCHEDULABLE(optimizer.lr_decay_frames),
     MOONSEED_SCHEDULABLE(stop.seconds),
     MOONSEED_SCHEDULABLE(stop.return_mean),
+    MOONSEED_SCHEDULABLE(stop.eval_return_mean),
     MOONSEED_SCHEDULABLE(log.interval_s),
     MOONSEED_SCHEDULABLE(checkpoint.interval_s),
 };

@@ -94,12 +94,19 @@ void SequenceRecorder::complete_step(int slot_id, Slot& s, float reward, uint8_t
   }
   if (++s.row < block_length_) return;
   s.row = 0;
+  if (!s.recorded) return;
   const BlockRef block = replay_.add_block(s.steps, s.starts);
   stats_.blocks += 1;
   if (std::optional<std::vector<BlockRef>> sequence = s.assembler.push(block)) {
     sequences_.push_back(std::move(*sequence));
     stats_.sequences += 1;
   }
+}
+
+void SequenceRecorder::set_recorded(int slot, bool recorded) {
+  Slot& s = slot_at(slot, "set_recorded");
+  if (s.recorded != recorded) forget(s);  // no block mixes recorded and dropped steps
+  s.recorded = recorded;
 }
 
 void SequenceRecorder::observe(int slot, const uint8_t* obs, float reward, uint8_t flags) {

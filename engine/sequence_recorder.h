@@ -67,6 +67,9 @@ class SequenceRecorder {
 
   // Forgets the slot's partial block and sequences in progress.
   void reset_slot(int slot);
+  // An unrecorded slot (an evaluation env) is tracked as any other (what the
+  // net is fed, its episodes) but never adds blocks or sequences. Default: recorded.
+  void set_recorded(int slot, bool recorded);
 
   // Moves the sequences completed since the last call to the end of `out`.
   void take_sequences(std::vector<std::vector<BlockRef>>& out);
@@ -106,6 +109,7 @@ class SequenceRecorder {
     float prev_reward = 0;
     bool reset = true;
     bool episode_seen = false;     // the episode started with a kFirst we saw
+    bool recorded = true;          // false: evaluation env, its blocks are dropped
     double episode_return = 0;
     int64_t episode_length = 0;
     SequenceAssembler assembler;

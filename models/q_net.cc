@@ -97,6 +97,17 @@ QNetSpec r2d2_atari_spec() {
   return spec;
 }
 
+QNetSpec qnet_spec(const engine::ModelConfig& model, const engine::R2d2Config& r2d2) {
+  const RecurrentSplit split = split_recurrent(model_layers(model));
+  QNetSpec spec;
+  spec.torso = split.torso;
+  spec.lstm = split.lstm_size;
+  spec.head_hidden = r2d2.head_hidden;
+  spec.dueling = r2d2.dueling;
+  spec.prev_action_reward = r2d2.prev_action_reward;
+  return spec;
+}
+
 QNetImpl::QNetImpl(const QNetSpec& spec, const envs::EnvSpec& env_spec) : spec_(spec), env_spec_(env_spec) {
   const envs::Space& action = env_spec.action;
   if (action.kind != envs::SpaceKind::kDiscrete) {

@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/config.h"
 #include "envs/spec.h"
 #include "models/torso.h"
 
@@ -57,6 +58,12 @@ struct QNetSpec {
 // R2D2's Atari network: the nature_cnn torso (ending in linear 512), LSTM 512,
 // dueling streams of 512.
 QNetSpec r2d2_atari_spec();
+
+// The QNet an experiment declares: the model's layers (an mlp, a preset or the
+// declared list), whose final lstm(n), if any, becomes the core; the heads
+// from the r2d2 section. Throws std::invalid_argument for an lstm that is not
+// last or an unknown kind (models/torso.h split_recurrent, model_layers).
+QNetSpec qnet_spec(const engine::ModelConfig& model, const engine::R2d2Config& r2d2);
 
 class QNetImpl;
 // Declared ahead of QNetImpl, whose clone_net() returns one.

@@ -134,7 +134,8 @@ std::vector<FieldSchema> build_schema() {
   return {
       with_rule(string(MOONSEED_FIELD(name), {}, kRestart, "experiment name; prefix of the run directory"),
                 "letters, digits, `_`, `-`, `.`", directory_name_rule),
-      string(MOONSEED_FIELD(algo), {"vtrace"}, kRestart, "training algorithm"),
+      string(MOONSEED_FIELD(algo), {"vtrace", "r2d2"}, kRestart,
+             "training algorithm: vtrace (IMPALA, FIFO of unrolls) or r2d2 (recurrent Q, prioritized replay)"),
       integer(MOONSEED_FIELD(seed), 0, kMaxExactInteger, kRestart,
               "seed of the learner and, offset per env, of the actors' envs"),
       with_rule(string(MOONSEED_FIELD(runs_dir), {}, kRestart, "directory under which run directories are created"),
@@ -165,6 +166,35 @@ std::vector<FieldSchema> build_schema() {
       number(MOONSEED_FIELD(vtrace.baseline_cost), 0, kInf, kHot, "weight of the value loss"),
       number(MOONSEED_FIELD(vtrace.entropy_cost), 0, kInf, kHot, "weight of the entropy bonus"),
 
+      integer(MOONSEED_FIELD(r2d2.burn_in), 0, 100000, kRestart,
+              "steps each replayed sequence runs without gradient to warm the LSTM state"),
+      integer(MOONSEED_FIELD(r2d2.trace), 2, 100000, kRestart, "steps of each sequence that are trained on"),
+      integer(MOONSEED_FIELD(r2d2.period), 1, 100000, kRestart,
+              "steps between the starts of an env's sequences (sequences overlap by burn_in + trace - period)"),
+      integer(MOONSEED_FIELD(r2d2.n_step), 1, 1000, kRestart, "steps of reward in each double-Q target"),
+      number(MOONSEED_FIELD(r2d2.gamma), 0, 1, kHot, "discount factor"),
+      number(MOONSEED_FIELD(r2d2.eta), 0, 1, kRestart, "sequence priority: eta max |td| + (1 - eta) mean |td|"),
+      number(MOONSEED_FIELD(r2d2.rescale_eps), 0, 1, kRestart, "epsilon of the value rescaling h", true),
+      integer(MOONSEED_FIELD(r2d2.target_period), 1, 1 << 30, kRestart,
+              "optimizer steps between copies of the online net into the target net"),
+      integer(MOONSEED_FIELD(r2d2.batch), 1, 65536, kRestart, "sequences per training step"),
+      integer(MOONSEED_FIELD(r2d2.capacity), 1, 1 << 26, kRestart, "sequences the replay holds"),
+      integer(MOONSEED_FIELD(r2d2.min_fill), 1, 1 << 26, kRestart, "sequences inserted before training starts"),
+      number(MOONSEED_FIELD(r2d2.samples_per_insert), 0, 1e6, kRestart,
+             "sequences sampled per sequence inserted, held by blocking the faster side; 0 = no limit"),
+      number(MOONSEED_FIELD(r2d2.priority_exponent), 0, 10, kRestart, "alpha: sampling P(i) ~ p_i^alpha"),
+      number(MOONSEED_FIELD(r2d2.importance_exponent), 0, 10, kRestart,
+             "beta: importance weight (N P(i))^-beta, normalised by the max"),
+      number(MOONSEED_FIELD(r2d2.epsilon_base), 0, 1, kRestart,
+             "Ape-X exploration: env i of N uses epsilon_base^(1 + epsilon_alpha i / (N - 1))"),
+      number(MOONSEED_FIELD(r2d2.epsilon_alpha), 0, 1000, kRestart, "Ape-X exploration exponent spread"),
+      number(MOONSEED_FIELD(r2d2.eval_epsilon), 0, 1, kRestart, "epsilon of evaluation episodes"),
+      integer(MOONSEED_FIELD(r2d2.head_hidden), 0, 65536, kRestart,
+              "hidden units of each dueling stream (value, advantage); 0 = linear heads"),
+      boolean(MOONSEED_FIELD(r2d2.dueling), kRestart, "dueling heads (value + centred advantage); false = one Q head"),
+      boolean(MOONSEED_FIELD(r2d2.prev_action_reward), kRestart,
+              "feed the previous action (one-hot) and reward to the recurrent core"),
+
       string(MOONSEED_FIELD(optimizer.kind), {"adam", "rmsprop"}, kRestart, "optimizer"),
       number(MOONSEED_FIELD(optimizer.lr), 0, 1, kHot, "learning rate", true),
       number(MOONSEED_FIELD(optimizer.eps), 0, 1, kRestart, "epsilon of Adam / RMSProp", true),
@@ -178,6 +208,9 @@ std::vector<FieldSchema> build_schema() {
       integer(MOONSEED_FIELD(topology.envs_per_actor), 1, 65536, kRestart, "environments stepped by each actor"),
       integer(MOONSEED_FIELD(topology.groups_per_actor), 1, 64, kRestart,
               "env groups per actor that step while the others wait for actions"),
+      integer(MOONSEED_FIELD(topology.eval_envs_per_actor), 0, 65535, kRestart,
+              "R2D2: the last k envs of each actor evaluate (r2d2.eval_epsilon, never replayed) and report "
+              "eval_return_mean"),
       integer(MOONSEED_FIELD(topology.local_actors), -1, 4096, kRestart,
               "actor processes `moonseed run` starts itself; -1 = all, the rest connect from elsewhere"),
       string(MOONSEED_FIELD(topology.transport), {"unix", "tcp"}, kRestart, "actor-learner socket kind"),
@@ -206,6 +239,8 @@ std::vector<FieldSchema> build_schema() {
       number(MOONSEED_FIELD(stop.seconds), 0, kInf, kHot, "stop after this many seconds; 0 = no limit"),
       number(MOONSEED_FIELD(stop.return_mean), -kInf, kInf, kHot,
              "stop once the mean return of the last 100 episodes reaches this; 0 = off"),
+      number(MOONSEED_FIELD(stop.eval_return_mean), -kInf, kInf, kHot,
+             "stop once the mean return of the last 100 evaluation episodes reaches this; 0 = off"),
 
       number(MOONSEED_FIELD(log.interval_s), 0, 86400, kHot, "progress line and metrics.jsonl cadence (seconds)", true),
       boolean(MOONSEED_FIELD(log.progress), kHot, "print the live progress line"),
@@ -223,19 +258,24 @@ std::vector<FieldSchema> build_schema() {
 [[maybe_unused]] void schema_lists_every_member(ExperimentConfig& c) {
   // `schedules` is not a field: it belongs to the fields it schedules.
   // `reward_shaping` is kRewardShapingPath, handled by hand (config_schema.h).
-  [[maybe_unused]] auto& [name, algo, seed, runs_dir, env, model, vtrace, optimizer, topology, inference,
+  [[maybe_unused]] auto& [name, algo, seed, runs_dir, env, model, vtrace, r2d2, optimizer, topology, inference,
                           learner, stop, log, checkpoint, schedules, reward_shaping] = c;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
   [[maybe_unused]] auto& [env_id, env_options] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;
   [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost] = c.vtrace;
+  [[maybe_unused]] auto& [burn_in, trace, period, n_step, r2d2_gamma, eta, rescale_eps, target_period, r2d2_batch,
+                          capacity, min_fill, samples_per_insert, priority_exponent, importance_exponent,
+                          epsilon_base, epsilon_alpha, eval_epsilon, head_hidden, dueling, prev_action_reward] =
+      c.r2d2;
   [[maybe_unused]] auto& [optimizer_kind, lr, eps, rmsprop_alpha, rmsprop_momentum, max_grad_norm,
                           lr_decay_frames] = c.optimizer;
-  [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, local_actors, transport, listen] =
+  [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, eval_envs_per_actor, local_actors, transport,
+                          listen] =
       c.topology;
   [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device] = c.inference;
   [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;
-  [[maybe_unused]] auto& [frames, seconds, return_mean] = c.stop;
+  [[maybe_unused]] auto& [frames, seconds, return_mean, eval_return_mean] = c.stop;
   [[maybe_unused]] auto& [interval_s, progress] = c.log;
   [[maybe_unused]] auto& [checkpoint_interval_s, keep] = c.checkpoint;
 }

@@ -413,6 +413,38 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
            "local_actors (" + std::to_string(config.topology.local_actors) + ") exceeds actors (" +
                std::to_string(config.topology.actors) + ")");
   }
+  const int eval_envs = config.topology.eval_envs_per_actor;
+  if (eval_envs > 0 && config.algo != "r2d2") {
+    report({"topology.eval_envs_per_actor"},
+           "evaluation envs are an R2D2 feature (algo = \"r2d2\"); algo is " + lua_quote(config.algo) +
+               " (evaluate a V-trace run from its console: run:evaluate(10))");
+  } else if (eval_envs >= config.topology.envs_per_actor) {
+    report({"topology.eval_envs_per_actor", "topology.envs_per_actor"},
+           "eval_envs_per_actor (" + std::to_string(eval_envs) + ") must be below envs_per_actor (" +
+               std::to_string(config.topology.envs_per_actor) + "): some envs must feed the replay");
+  }
+  if (config.stop.eval_return_mean != 0 && eval_envs == 0) {
+    report({"stop.eval_return_mean", "topology.eval_envs_per_actor"},
+           "stop.eval_return_mean needs evaluation envs: set topology.eval_envs_per_actor >= 1");
+  }
+  if (config.algo == "r2d2") {
+    const engine::R2d2Config& r = config.r2d2;
+    if (r.period > r.burn_in + r.trace) {
+      report({"r2d2.period", "r2d2.trace", "r2d2.burn_in"},
+             "period (" + std::to_string(r.period) + ") exceeds burn_in + trace (" +
+                 std::to_string(r.burn_in + r.trace) + "): steps between sequences would never be trained on");
+    }
+    if (r.min_fill > r.capacity) {
+      report({"r2d2.min_fill", "r2d2.capacity"},
+             "min_fill (" + std::to_string(r.min_fill) + ") exceeds capacity (" + std::to_string(r.capacity) +
+                 "): training would never start");
+    }
+    if (r.batch > r.min_fill) {
+      report({"r2d2.batch", "r2d2.min_fill"},
+             "batch (" + std::to_string(r.batch) + ") exceeds min_fill (" + std::to_string(r.min_fill) +
+                 "): the first batch would repeat sequences; raise min_fill to at least batch");
+    }
+  }
   const std::vector<std::string> ids = envs::env_ids();
   if (std::find(ids.begin(), ids.end(), config.env.id) == ids.end()) {
     const std::string close = closest_name(config.env.id, ids);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "models/policy_net.h"
+#include "models/q_net.h"
 #include "models/torso.h"
 #include "scripts/config_layers.h"
 #include "scripts/lua_api.h"
@@ -36,7 +37,11 @@ void push_nn_api(lua_State* L) {
 
 std::string model_problem(const engine::ExperimentConfig& config, const envs::EnvSpec& spec) {
   try {
-    models::PolicyNet net(config.model, spec);
+    if (config.algo == "r2d2") {
+      models::QNet net(models::qnet_spec(config.model, config.r2d2), spec);
+    } else {
+      models::PolicyNet net(config.model, spec);
+    }
   } catch (const std::invalid_argument& e) {
     return e.what();
   }

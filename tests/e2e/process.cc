@@ -11,6 +11,7 @@
 #include <regex>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace moonseed::testing {
 
@@ -111,5 +112,29 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   text.replace(at, from.size(), to);
   return text;
 }
+
+double last(const std::vector<MetricsRow>& rows, const std::string& key) {
+  return rows.empty() || !rows.back().count(key) ? -1 : rows.back().at(key);
+}
+
+TrainingRun::TrainingRun(std::string script_path, std::vector<std::string> fixed_overrides, const std::string& prefix)
+    : script(std::move(script_path)),
+      fixed(std::move(fixed_overrides)),
+      runs_dir(make_temp_dir(prefix)),
+      log(runs_dir + "/learner.log") {}
+
+std::vector<std::string> TrainingRun::args(const std::vector<std::string>& extra) const {
+  std::vector<std::string> a = {MOONSEED_BINARY, "run", script, "runs_dir=" + runs_dir};
+  a.insert(a.end(), fixed.begin(), fixed.end());
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+std::string TrainingRun::run_dir() const {
+  const std::vector<std::string> dirs = list_dirs(runs_dir);
+  return dirs.size() == 1 ? dirs[0] : std::string();
+}
+
+std::vector<MetricsRow> TrainingRun::metrics() const { return read_metrics(run_dir() + "/metrics.jsonl"); }
 
 }  // namespace moonseed::testing

@@ -40,6 +40,25 @@ std::vector<std::string> list_dirs(const std::string& dir);
 using MetricsRow = std::map<std::string, double>;
 std::vector<MetricsRow> read_metrics(const std::string& path);
 
+// The newest row's `key`, or -1 when there is no row or it lacks the key.
+double last(const std::vector<MetricsRow>& rows, const std::string& key);
+
+// `moonseed run SCRIPT` in a fresh runs directory: the command line with the
+// test's fixed overrides, and the run directory and metrics it wrote.
+struct TrainingRun {
+  TrainingRun(std::string script, std::vector<std::string> fixed, const std::string& prefix = "moonseed-e2e");
+  // binary, "run", script, runs_dir=..., the fixed overrides, then `extra`.
+  std::vector<std::string> args(const std::vector<std::string>& extra) const;
+  // The single run directory under runs_dir ("" while there is none, or several).
+  std::string run_dir() const;
+  std::vector<MetricsRow> metrics() const;
+
+  std::string script;
+  std::vector<std::string> fixed;
+  std::string runs_dir;
+  std::string log;  // where a test sends the learner's output
+};
+
 // Writes `text` to a new file and renames it over `path`, as editors save.
 void save_like_an_editor(const std::string& path, const std::string& text);
 

@@ -19,29 +19,13 @@ namespace {
 const std::string kBinary = MOONSEED_BINARY;
 const std::string kExample = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
 
-struct TrainingRun {
-  std::string runs_dir = make_temp_dir("moonseed-e2e");
-  std::string log = runs_dir + "/learner.log";
-
-  std::vector<std::string> args(const std::vector<std::string>& extra) const {
-    std::vector<std::string> a = {kBinary, "run", kExample, "runs_dir=" + runs_dir,
-                                  "log.interval_s=0.25", "stop.return_mean=0"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  }
-  std::string run_dir() const {
-    auto dirs = list_dirs(runs_dir);
-    return dirs.size() == 1 ? dirs[0] : std::string();
-  }
-  std::vector<MetricsRow> metrics() const { return read_metrics(run_dir() + "/metrics.jsonl"); }
+// The shipped example with a fast log and no early stop on return.
+struct CartpoleRun : TrainingRun {
+  CartpoleRun() : TrainingRun(kExample, {"log.interval_s=0.25", "stop.return_mean=0"}) {}
 };
 
-double last(const std::vector<MetricsRow>& rows, const std::string& key) {
-  return rows.empty() || !rows.back().count(key) ? -1 : rows.back().at(key);
-}
-
 TEST(EndToEnd, ARunTrainsThroughActorProcessesAndWritesItsRunDirectory) {
-  TrainingRun run;
+  CartpoleRun run;
   ChildProcess learner(run.args({"stop.seconds=4"}), run.log);
   std::optional<int> code = learner.wait(90);
   ASSERT_TRUE(code.has_value()) << read_file(run.log);
@@ -67,7 +51,7 @@ TEST(EndToEnd, ARunTrainsThroughActorProcessesAndWritesItsRunDirectory) {
 }
 
 TEST(EndToEnd, AContinuousActionEnvTrainsWithAGaussianPolicy) {
-  TrainingRun run;
+  CartpoleRun run;
   ChildProcess learner(run.args({"stop.seconds=3", "env.id=\"Pendulum-v1\"", "topology.envs_per_actor=8"}),
                        run.log);
   ASSERT_EQ(learner.wait(90), std::optional<int>(0)) << read_file(run.log);
@@ -81,7 +65,7 @@ TEST(EndToEnd, AContinuousActionEnvTrainsWithAGaussianPolicy) {
 }
 
 TEST(EndToEnd, ResumeContinuesCountersFromTheNewestCheckpoint) {
-  TrainingRun run;
+  CartpoleRun run;
   ChildProcess first(run.args({"stop.seconds=3"}), run.log);
   ASSERT_EQ(first.wait(90), std::optional<int>(0)) << read_file(run.log);
   const double steps_before = last(run.metrics(), "optimizer_steps");
@@ -96,7 +80,7 @@ TEST(EndToEnd, ResumeContinuesCountersFromTheNewestCheckpoint) {
 }
 
 TEST(EndToEnd, SigintSavesACheckpointAndExitsCleanly) {
-  TrainingRun run;
+  CartpoleRun run;
   ChildProcess learner(run.args({"stop.seconds=300"}), run.log);
   ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "optimizer_steps") > 0; }))
       << read_file(run.log);
@@ -109,7 +93,7 @@ TEST(EndToEnd, SigintSavesACheckpointAndExitsCleanly) {
 }
 
 TEST(EndToEnd, AKilledActorIsRestartedAndTrainingGoesOn) {
-  TrainingRun run;
+  CartpoleRun run;
   ChildProcess learner(run.args({"stop.seconds=300"}), run.log);
   ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "actors") == 2; }))
       << read_file(run.log);
@@ -133,7 +117,7 @@ TEST(EndToEnd, AKilledActorIsRestartedAndTrainingGoesOn) {
 }
 
 TEST(EndToEnd, ARemoteActorJoinsOverTcp) {
-  TrainingRun run;
+  CartpoleRun run;
   ChildProcess learner(run.args({"stop.seconds=300", "topology.transport=\"tcp\"", "topology.local_actors=1"}),
                        run.log);
   std::string address;
@@ -155,7 +139,7 @@ TEST(EndToEnd, ARemoteActorJoinsOverTcp) {
 }
 
 TEST(EndToEnd, WithAnAuthTokenOnlyActorsThatPresentItAreAdmitted) {
-  TrainingRun run;
+  CartpoleRun run;
   ::setenv("MOONSEED_AUTH_TOKEN", "s3cret", 1);  // the learner and its local actor inherit it
   ChildProcess learner(run.args({"stop.seconds=300", "topology.transport=\"tcp\"", "topology.local_actors=1"}),
                        run.log);
@@ -183,7 +167,7 @@ TEST(EndToEnd, WithAnAuthTokenOnlyActorsThatPresentItAreAdmitted) {
 }
 
 TEST(EndToEnd, AnActorReconnectsWhenItsLearnerComesBack) {
-  TrainingRun first_run, second_run;
+  CartpoleRun first_run, second_run;
   const std::string socket = first_run.runs_dir + "/learner.sock";
   const std::vector<std::string> fixed = {"stop.seconds=300", "topology.local_actors=0",
                                           "topology.actors=1", "topology.listen=\"unix:" + socket + "\""};
@@ -210,7 +194,7 @@ TEST(EndToEnd, AnActorReconnectsWhenItsLearnerComesBack) {
 }
 
 TEST(EndToEnd, ABrokenScriptFailsWithFileAndLineBeforeAnythingStarts) {
-  TrainingRun run;
+  CartpoleRun run;
   const std::string script = run.runs_dir + "/broken.lua";
   {
     std::FILE* f = std::fopen(script.c_str(), "w");

@@ -6,10 +6,12 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
 #include <variant>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -63,16 +65,18 @@ struct Served {
   std::string address;
 };
 
-// Sends one step for both envs and waits for the actions; returns every
-// ConfigUpdate version seen on the way (0 when none).
-uint64_t step(rpc::Client& client, uint64_t seq, uint64_t config_version, bool first) {
+// Sends one step of both envs (zero observations, these flags and rewards)
+// and waits for the actions; returns the last ConfigUpdate version seen on the
+// way (0 when none) and the actions in `actions` when given.
+uint64_t exchange(rpc::Client& client, uint64_t seq, uint64_t config_version, const std::vector<uint8_t>& flags,
+                  float reward, std::vector<int32_t>* actions = nullptr) {
   rpc::StepBatch b;
   b.seq = seq;
   b.count = 2;
   b.config_version = config_version;
   b.observations.assign(2 * 4 * sizeof(float), 0);
-  b.rewards.assign(2, first ? 0.f : 1.f);
-  b.flags.assign(2, first ? rpc::kFirst : 0);
+  b.rewards.assign(2, reward);
+  b.flags = flags;
   client.send(b);
   uint64_t update = 0;
   while (true) {
@@ -81,9 +85,18 @@ uint64_t step(rpc::Client& client, uint64_t seq, uint64_t config_version, bool f
       update = u->config_version;
       continue;
     }
-    EXPECT_TRUE(std::holds_alternative<rpc::ActionBatch>(in)) << "variant " << in.index();
+    auto* reply = std::get_if<rpc::ActionBatch>(&in);
+    EXPECT_TRUE(reply != nullptr) << "variant " << in.index();
+    if (reply != nullptr && actions != nullptr) {
+      actions->resize(reply->actions.size() / sizeof(int32_t));
+      std::memcpy(actions->data(), reply->actions.data(), actions->size() * sizeof(int32_t));
+    }
     return update;
   }
+}
+
+uint64_t step(rpc::Client& client, uint64_t seq, uint64_t config_version, bool first) {
+  return exchange(client, seq, config_version, std::vector<uint8_t>(2, first ? rpc::kFirst : 0), first ? 0.f : 1.f);
 }
 
 TEST(Learner, HotConfigReachesActorsAndTheNextTrainingStep) {
@@ -198,6 +211,98 @@ TEST(Learner, AHotConfigVersionMustGrow) {
   s.learner.set_hot_config(small_config(), 2);
   EXPECT_THROW(s.learner.set_hot_config(small_config(), 2), std::invalid_argument);
   EXPECT_THROW(s.learner.set_hot_config(small_config(), 1), std::invalid_argument);
+}
+
+// R2D2 (algo = "r2d2") behind the same learner: env 1 of the actor evaluates.
+ExperimentConfig small_r2d2_config() {
+  ExperimentConfig c = small_config();
+  c.algo = "r2d2";
+  c.model.kind = "layers";
+  c.model.layers = {{"linear", 8}, {"relu"}, {"lstm", 4}};
+  c.r2d2.burn_in = 1;
+  c.r2d2.trace = 2;
+  c.r2d2.period = 1;
+  c.r2d2.batch = 1;
+  c.r2d2.capacity = 64;
+  c.r2d2.min_fill = 1;
+  c.r2d2.head_hidden = 4;
+  c.r2d2.target_period = 1;
+  c.topology.eval_envs_per_actor = 1;
+  return c;
+}
+
+TEST(Learner, R2d2CountsEvaluationEpisodesApartAndReplaysOnlyTrainingEnvs) {
+  Served s(small_r2d2_config());
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  client.hello(rpc::Hello{});
+  // Three episodes of each env: x0 (first), x1, x2, x3 final (terminated).
+  uint64_t seq = 0;
+  std::vector<int32_t> actions;
+  for (int episode = 0; episode < 3; ++episode) {
+    exchange(client, ++seq, 0, {rpc::kFirst, rpc::kFirst}, 0, &actions);
+    for (int t = 1; t <= 2; ++t) exchange(client, ++seq, 0, {0, 0}, 1, &actions);
+    exchange(client, ++seq, 0, {rpc::kTerminated, rpc::kTerminated}, 1, &actions);
+    ASSERT_EQ(actions.size(), 2u);
+    for (int32_t a : actions) EXPECT_TRUE(a == 0 || a == 1) << a;  // CartPole: Discrete(2)
+  }
+  LearnerStats st;
+  // Episodes are counted just after the reply, and the training thread
+  // inserts what the steps completed: wait for both.
+  for (int i = 0; i < 1000; ++i) {
+    st = s.learner.stats();
+    if (st.episodes == 3 && st.eval_episodes == 3 && st.replay_size > 0 && st.optimizer_steps > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(st.episodes, 3);
+  EXPECT_EQ(st.eval_episodes, 3);
+  EXPECT_DOUBLE_EQ(st.return_mean, 3);
+  EXPECT_DOUBLE_EQ(st.eval_return_mean, 3);
+  // Env 0 alone: 4 steps per episode, sequences of 3 starting at every step
+  // within an episode's recording; env 1 would double it.
+  EXPECT_GT(st.replay_size, 0);
+  EXPECT_LE(st.replay_size, 3 * 4);
+  EXPECT_GT(st.optimizer_steps, 0);
+  client.close();
+}
+
+TEST(Learner, R2d2EvaluatesWithItsRecurrentNetAndCheckpointsTheReplayBesideTheModel) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("moonseed-r2d2-ckpt-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "ckpt-1.pt").string();
+  int64_t replay_size = 0;
+  {
+    Served s(small_r2d2_config());
+    rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+    client.hello(rpc::Hello{});
+    uint64_t seq = 0;
+    exchange(client, ++seq, 0, {rpc::kFirst, rpc::kFirst}, 0);
+    for (int t = 0; t < 12; ++t) exchange(client, ++seq, 0, {0, 0}, 1);
+    // Until the training thread inserted every completed sequence.
+    for (int i = 0; i < 500; ++i) {
+      const LearnerStats st = s.learner.stats();
+      if (st.replay_size > 0 && st.queue_size == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    replay_size = s.learner.stats().replay_size;
+    ASSERT_GT(replay_size, 0);
+    const Evaluation e = s.learner.evaluate(3, 7, /*greedy=*/true, /*max_steps=*/50);
+    ASSERT_EQ(e.returns.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_GE(e.lengths[i], 8);  // CartPole cannot fall sooner
+      EXPECT_LE(e.lengths[i], 50);
+      EXPECT_EQ(e.returns[i], static_cast<double>(e.lengths[i]));
+    }
+    s.learner.save_checkpoint(path, 1.5);
+    client.close();
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_TRUE(std::filesystem::exists(path + ".replay"));
+  Learner restored(small_r2d2_config(), "test-run");
+  const Counters c = restored.restore(path);
+  EXPECT_EQ(c.elapsed_s, 1.5);
+  EXPECT_EQ(restored.stats().replay_size, replay_size);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

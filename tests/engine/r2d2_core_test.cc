@@ -73,5 +73,35 @@ TEST(R2d2Core, CompletedSequencesAreInsertedWithPrioritiesByTheTrainingThread) {
   EXPECT_EQ(core.replay().size(), 2);
 }
 
+TEST(R2d2Core, EvaluationSlotsActWithTheirOwnEpsilonAndFeedNoReplay) {
+  R2d2CoreConfig config = cartpole_config(8);
+  config.epsilon_base = 1;        // training slots: every action random
+  config.eval_slots = {false, true, false};
+  config.eval_epsilon = 0;        // the evaluation slot: never random
+  const envs::EnvSpec spec = envs::make_env("CartPole-v1")->spec();
+  R2d2Core core(config, spec, 3, torch::kCPU);
+  // Constant observations and no episode end: 28 steps per slot make 2
+  // sequences of 4 + 16 steps every 8 in each recorded slot.
+  const torch::Tensor obs = torch::full({3, 4}, 0.01f);
+  for (int t = 0; t < 29; ++t) {
+    for (int slot = 0; slot < 3; ++slot) {
+      core.observe(slot, reinterpret_cast<const uint8_t*>(obs[slot].data_ptr<float>()), t == 0 ? 0.f : 1.f,
+                   t == 0 ? rpc::kFirst : 0);
+    }
+    core.act({0, 1, 2}, obs);
+  }
+  EXPECT_EQ(core.stats().explored_actions, 2 * 29);
+  EXPECT_EQ(core.stats().sequences_queued, 2 * 2);
+}
+
+TEST(R2d2Core, EvaluationSlotsMustLeaveATrainingSlot) {
+  R2d2CoreConfig config = cartpole_config(8);
+  config.eval_slots = {true, true};
+  const envs::EnvSpec spec = envs::make_env("CartPole-v1")->spec();
+  EXPECT_THROW(R2d2Core(config, spec, 2, torch::kCPU), std::invalid_argument);
+  config.eval_slots = {false, false, true};
+  EXPECT_THROW(R2d2Core(config, spec, 2, torch::kCPU), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace moonseed::engine

@@ -117,6 +117,30 @@ TEST(SequenceRecorder, AnEpisodeEndIsMarkedOnItsLastActionAndTheFinalObservation
   }
 }
 
+TEST(SequenceRecorder, AnUnrecordedSlotFeedsNoSequencesButReportsItsEpisodesAndWhatTheNetIsFed) {
+  Rig rig;
+  rig.recorder->set_recorded(1, false);
+  for (int slot : {0, 1}) rig.step(slot, 0, 0, rpc::kFirst);
+  for (int t = 1; t <= 5; ++t) {
+    for (int slot : {0, 1}) rig.step(slot, static_cast<float>(t), 1, t == 5 ? rpc::kTerminated : 0);
+  }
+  EXPECT_EQ(rig.recorder->prev_action(1), 14);  // a_4 = 10 + 4, fed at x_5
+  EXPECT_EQ(rig.recorder->prev_reward(1), 1);
+  // Slot 0 alone made a sequence: steps 0..3 (step 5 waits for an observation
+  // that never comes); slot 1 would have made one too.
+  const std::vector<std::vector<BlockRef>> seqs = rig.sequences();
+  ASSERT_EQ(seqs.size(), 1u);
+  EXPECT_EQ(values(rig.replay->gather({seqs[0]}).steps.at("obs")), (std::vector<double>{0, 1, 2, 3}));
+  std::vector<EpisodeResult> episodes;
+  rig.recorder->take_finished_episodes(episodes);
+  ASSERT_EQ(episodes.size(), 2u);
+  for (const EpisodeResult& e : episodes) {
+    EXPECT_EQ(e.episode_return, 5);
+    EXPECT_EQ(e.length, 5);
+  }
+  EXPECT_EQ(episodes[0].slot + episodes[1].slot, 1);  // one from each slot
+}
+
 TEST(SequenceRecorder, ARestartMidEpisodeDropsThePartialSequenceSoNoneStraddlesTheCut) {
   Rig rig;
   rig.step(0, 0, 0, rpc::kFirst);

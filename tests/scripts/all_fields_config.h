@@ -9,7 +9,7 @@ namespace moonseed::scripts::testing {
 inline engine::ExperimentConfig config_with_every_field_changed() {
   engine::ExperimentConfig c;
   c.name = "every-field.v2";
-  c.algo = "vtrace";  // the only algorithm: cannot differ
+  c.algo = "r2d2";
   c.seed = 123456789012345;
   c.runs_dir = "/tmp/some \"quoted\" runs";
   c.env.id = "CartPole-v1";  // the env every build has: cannot differ
@@ -27,6 +27,26 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.vtrace.c_clip = 0.9;
   c.vtrace.baseline_cost = 0.25;
   c.vtrace.entropy_cost = 0.01;
+  c.r2d2.burn_in = 8;
+  c.r2d2.trace = 30;
+  c.r2d2.period = 19;
+  c.r2d2.n_step = 4;
+  c.r2d2.gamma = 0.95;
+  c.r2d2.eta = 0.75;
+  c.r2d2.rescale_eps = 2e-3;
+  c.r2d2.target_period = 400;
+  c.r2d2.batch = 24;
+  c.r2d2.capacity = 777;
+  c.r2d2.min_fill = 33;
+  c.r2d2.samples_per_insert = 2.5;
+  c.r2d2.priority_exponent = 0.7;
+  c.r2d2.importance_exponent = 0.45;
+  c.r2d2.epsilon_base = 0.3;
+  c.r2d2.epsilon_alpha = 5;
+  c.r2d2.eval_epsilon = 0.01;
+  c.r2d2.head_hidden = 96;
+  c.r2d2.dueling = false;
+  c.r2d2.prev_action_reward = false;
   c.optimizer.kind = "rmsprop";
   c.optimizer.lr = 0.1 * 3;  // not exactly representable: tests number formatting
   c.optimizer.eps = 1e-5;
@@ -37,6 +57,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.topology.actors = 3;
   c.topology.envs_per_actor = 17;
   c.topology.groups_per_actor = 1;
+  c.topology.eval_envs_per_actor = 3;
   c.topology.local_actors = 2;
   c.topology.transport = "tcp";
   c.topology.listen = "127.0.0.1:4000";
@@ -52,6 +73,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.stop.frames = 5000000;
   c.stop.seconds = 90.5;
   c.stop.return_mean = -150;
+  c.stop.eval_return_mean = 180;
   c.log.interval_s = 2.5;
   c.log.progress = false;
   c.checkpoint.interval_s = 60;

@@ -151,14 +151,29 @@ ms.vtrace = setmetatable({ targets = core.vtrace.targets }, {
   end,
 })
 
+-- ms.r2d2 { burn_in = 40, trace = 80, ... } is the R2D2 section of an experiment
+-- (algo = "r2d2"); ms.r2d2.n_step_targets { ... } and the other functions are
 -- R2D2's math on one stream of plain arrays (moonseed.core, engine/r2d2.h).
-ms.r2d2 = {
+ms.r2d2 = setmetatable({
   value_rescale = core.r2d2.value_rescale,
   inverse_value_rescale = core.r2d2.inverse_value_rescale,
   n_step_targets = core.r2d2.n_step_targets,
   priorities = core.r2d2.priorities,
   ape_x_epsilon = core.r2d2.ape_x_epsilon,
-}
+}, {
+  __call = function(_, t)
+    tag("r2d2", t)
+    return t
+  end,
+})
+
+-- R2D2's Atari network (Kapturowski et al. 2019): the Nature CNN torso, LSTM 512;
+-- with r2d2.head_hidden = 512 (the default) for its dueling streams.
+function ms.nn.r2d2_atari()
+  local layers = core.nn.preset("nature_cnn")
+  layers[#layers + 1] = ms.nn.lstm(512)
+  return layers
+end
 
 -- optimizer = { lr = ms.linear { from = 1e-3, to = 0, frames = 5e6 } }, and
 -- ms.constant, ms.cosine, ms.step, ms.piecewise: each returns a schedule table

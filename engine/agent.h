@@ -1,0 +1,122 @@
+// Agent: what differs between the learner's algorithms, behind one interface
+// (docs/r2d2-design.md "Learner: one shell, two agents"). Not user-facing.
+//
+// engine/learner.cc keeps what every algorithm shares: actor admission and
+// slots, the inference batcher and its thread, replies on the wire, episode
+// statistics, pause, hot reload, evaluation episodes and checkpoint files.
+// An Agent owns the network(s), the optimizer, and where steps go between
+// acting and learning (V-trace: unrolls -> FIFO -> prefetcher; R2D2: sequences
+// -> prioritized replay).
+//
+// Threads: the inference thread calls wait_for_room/observe/act/
+// take_finished_episodes; the training thread calls await_batch/train; save/
+// restore run with no training step in flight (the learner's train_mu) and
+// restore only before start; stats(), close() and evaluation policies from any
+// thread. An agent guards its own weights: act() and evaluation read them under
+// a shared lock, train() writes them under the exclusive one, so acting always
+// sees whole, newest weights.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "engine/checkpoint.h"
+#include "engine/config.h"
+#include "engine/unroll_store.h"
+#include "envs/spec.h"
+
+namespace moonseed::engine {
+
+// One training step, as LearnerStats reports it.
+struct TrainReport {
+  bool applied = false;     // false: the step was dropped (non-finite gradient norm)
+  int64_t frames = 0;       // valid env steps the step trained on
+  double loss_total = 0;
+  double grad_norm = 0;
+  // V-trace
+  double loss_policy = 0, loss_baseline = 0, loss_entropy = 0, mean_rho = 0, policy_lag = 0;
+  // R2D2
+  double mean_q = 0, mean_priority = 0;
+};
+
+struct AgentStats {
+  int64_t queue_size = 0;   // V-trace: unrolls in the FIFO; R2D2: sequences waiting for insertion
+  int64_t replay_size = 0;  // R2D2: sequences in the replay
+  int64_t explored_actions = 0;  // R2D2: random (epsilon) actions so far
+};
+
+// Plays evaluation episodes (Learner::evaluate): one per row of every batch.
+class EvalPolicy {
+ public:
+  virtual ~EvalPolicy() = default;
+  // obs [n, obs...] on the CPU in the observation's dtype; `rewards` the reward
+  // of each env's previous action (0 at the first step); `first` at an
+  // episode's first observation. Returns the actions on the CPU: int32 [n] for
+  // Discrete, float [n, A] for Box.
+  virtual torch::Tensor act(const torch::Tensor& obs, const std::vector<float>& rewards, bool first) = 0;
+};
+
+class Agent {
+ public:
+  virtual ~Agent() = default;
+
+  // ---- inference thread
+  // Blocks while the agent is not ready to take more steps (its backpressure);
+  // false once closed.
+  virtual bool wait_for_room() = 0;
+  // x_t of env slot `slot` with the reward and flags (rpc::kFirst, ...) of the
+  // action before it and the config version the actor stamped. May block
+  // (backpressure) until close().
+  virtual void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version) = 0;
+  // Actions for `slots`, each observed just before, from obs [n, obs...] on the
+  // CPU; records them. `policy_version` = optimizer steps so far. Returns CPU
+  // actions: int64 [n] for Discrete, float [n, A] for Box.
+  virtual torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs,
+                            int64_t policy_version) = 0;
+  virtual void take_finished_episodes(std::vector<EpisodeResult>& out) = 0;
+
+  // ---- training thread
+  // Blocks until a training batch is ready; false once closed (and drained).
+  virtual bool await_batch() = 0;
+  // One step on that batch with `config`'s hot fields and learning rate `lr`.
+  // `policy_version` = optimizer steps before this one.
+  virtual TrainReport train(const ExperimentConfig& config, double lr, int64_t policy_version) = 0;
+
+  // ---- any thread
+  // Unblocks every wait of both threads; later waits return false at once.
+  virtual void close() = 0;
+  virtual AgentStats stats() const = 0;
+  // A policy over `n` envs acting with the newest weights: greedy, or as the
+  // algorithm explores at evaluation (V-trace: sampled; R2D2: eval_epsilon).
+  virtual std::unique_ptr<EvalPolicy> evaluation_policy(int n, bool greedy, uint64_t seed) = 0;
+
+  // ---- checkpoints (no training step in flight)
+  virtual void save(const std::string& path, const Counters& counters) = 0;
+  // Only before the threads start. Throws CheckpointError, leaving the agent as it was.
+  virtual Counters restore(const std::string& path) = 0;
+};
+
+// Which env slots (actor * envs_per_actor + env) only evaluate: the last
+// topology.eval_envs_per_actor envs of each actor.
+inline std::vector<bool> evaluation_slots(const ExperimentConfig& config) {
+  const TopologyConfig& t = config.topology;
+  std::vector<bool> eval(static_cast<size_t>(t.actors) * static_cast<size_t>(t.envs_per_actor), false);
+  const size_t per_actor = static_cast<size_t>(t.envs_per_actor);
+  for (size_t slot = 0; slot < eval.size(); ++slot) {
+    eval[slot] = static_cast<int>(slot % per_actor) >= t.envs_per_actor - t.eval_envs_per_actor;
+  }
+  return eval;
+}
+
+// engine/vtrace_agent.cc: IMPALA's V-trace on unrolls through a FIFO.
+std::unique_ptr<Agent> make_vtrace_agent(const ExperimentConfig& config, const envs::EnvSpec& spec,
+                                         torch::Device device);
+// engine/r2d2_agent.cc: R2D2 over a prioritized sequence replay.
+std::unique_ptr<Agent> make_r2d2_agent(const ExperimentConfig& config, const envs::EnvSpec& spec,
+                                       torch::Device device);
+
+}  // namespace moonseed::engine

@@ -1,0 +1,210 @@
+// R2D2 behind engine/agent.h: a thin adapter over R2d2Core (engine/r2d2_core.h),
+// which keeps each env slot's LSTM state and epsilon, records sequences into
+// the prioritized replay and learns from it. This file maps the experiment's
+// config onto the core, adds the waits the learner's threads loop on, and
+// writes the checkpoint: online and target nets with the optimizer in the
+// model file, the replay beside it (PATH.replay).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <shared_mutex>
+
+#include "engine/agent.h"
+#include "engine/r2d2_core.h"
+#include "models/q_net.h"
+
+namespace moonseed::engine {
+namespace {
+
+constexpr std::chrono::milliseconds kWaitSlice{100};  // how often a wait looks at close()
+
+R2d2CoreConfig core_config(const ExperimentConfig& config) {
+  const R2d2Config& r = config.r2d2;
+  R2d2CoreConfig c;
+  c.trainer.burn_in = r.burn_in;
+  c.trainer.trace = r.trace;
+  c.trainer.n_step.n = r.n_step;
+  c.trainer.n_step.gamma = r.gamma;
+  c.trainer.n_step.eps = r.rescale_eps;
+  c.trainer.eta = r.eta;
+  c.trainer.target_period = r.target_period;
+  c.trainer.max_grad_norm = config.optimizer.max_grad_norm;
+  c.replay.capacity = r.capacity;
+  c.replay.period = r.period;
+  c.replay.priority_exponent = r.priority_exponent;
+  c.replay.importance_exponent = r.importance_exponent;
+  c.replay.seed = config.seed;
+  c.limiter.samples_per_insert = r.samples_per_insert;
+  c.limiter.min_size_to_sample = r.min_fill;
+  // Sampling asks for a whole batch at once, so the limiter must let it run
+  // that far ahead; twice that keeps both sides from waiting on every step.
+  c.limiter.error_buffer = 2.0 * std::max<double>(r.batch, std::ceil(r.samples_per_insert));
+  c.batch = r.batch;
+  c.net = models::qnet_spec(config.model, r);
+  c.optimizer = config.optimizer;
+  c.epsilon_base = r.epsilon_base;
+  c.epsilon_alpha = r.epsilon_alpha;
+  c.eval_slots = evaluation_slots(config);
+  c.eval_epsilon = r.eval_epsilon;
+  c.seed = config.seed;
+  return c;
+}
+
+// The two nets one checkpoint holds, as one module: "online.*" and "target.*".
+struct NetPair : torch::nn::Module {
+  NetPair(models::QNet online, models::QNet target) {
+    register_module("online", std::move(online));
+    register_module("target", std::move(target));
+  }
+};
+
+// Evaluation envs: their own LSTM states, acting with the online net.
+class R2d2EvalPolicy : public EvalPolicy {
+ public:
+  R2d2EvalPolicy(R2d2Core& core, int n, double epsilon, torch::Device device, uint64_t seed)
+      : core_(core),
+        device_(device),
+        acting_(std::vector<double>(static_cast<size_t>(n), epsilon), core.online()->state_size(), device, seed),
+        slots_(static_cast<size_t>(n)),
+        prev_action_(torch::full({n}, -1, torch::kInt64)) {
+    for (int i = 0; i < n; ++i) slots_[static_cast<size_t>(i)] = i;
+  }
+
+  torch::Tensor act(const torch::Tensor& obs, const std::vector<float>& rewards, bool first) override {
+    const int64_t n = static_cast<int64_t>(slots_.size());
+    torch::Tensor prev_reward = torch::from_blob(const_cast<float*>(rewards.data()), {n}, torch::kFloat32).clone();
+    if (first) {
+      prev_action_.fill_(-1);
+      prev_reward.zero_();
+    }
+    const torch::Tensor reset = torch::full({n}, first ? 1 : 0, torch::kUInt8);
+    ActingDecision d;
+    {
+      std::shared_lock<std::shared_mutex> weights(core_.weights_mutex());
+      d = acting_.act(*core_.online(), slots_, obs.to(device_), prev_action_, prev_reward, reset);
+    }
+    prev_action_ = d.actions.clone();
+    return d.actions.to(torch::kInt32).contiguous();
+  }
+
+ private:
+  R2d2Core& core_;
+  torch::Device device_;
+  RecurrentActing acting_;
+  std::vector<int64_t> slots_;
+  torch::Tensor prev_action_;  // [n] int64, -1 before an episode's first action
+};
+
+class R2d2Agent : public Agent {
+ public:
+  R2d2Agent(const ExperimentConfig& config, const envs::EnvSpec& spec, torch::Device device)
+      : device_(device),
+        eval_epsilon_(config.r2d2.eval_epsilon),
+        trace_(config.r2d2.trace),
+        core_(core_config(config), spec, config.topology.actors * config.topology.envs_per_actor, device) {}
+
+  ~R2d2Agent() override { close(); }
+
+  bool wait_for_room() override {
+    while (!core_.wait_for_room(kWaitSlice)) {
+      if (closed_.load()) return false;
+    }
+    return true;
+  }
+
+  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t) override {
+    core_.observe(slot, obs, reward, flags);
+  }
+
+  torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs, int64_t) override {
+    return core_.act(slots, obs);
+  }
+
+  void take_finished_episodes(std::vector<EpisodeResult>& out) override { core_.take_finished_episodes(out); }
+
+  bool await_batch() override {
+    while (!core_.ready_to_learn(kWaitSlice)) {
+      if (closed_.load()) return false;
+    }
+    return !closed_.load();
+  }
+
+  TrainReport train(const ExperimentConfig& config, double lr, int64_t) override {
+    core_.set_learning_rate(lr);
+    core_.set_hot(config.r2d2.gamma, config.optimizer.max_grad_norm);
+    const R2d2StepStats step = core_.learn();
+    TrainReport report;
+    report.grad_norm = step.grad_norm;
+    if (step.skipped) return report;
+    report.applied = true;
+    report.frames = static_cast<int64_t>(config.r2d2.batch) * trace_;
+    report.loss_total = step.loss;
+    report.mean_q = step.mean_q;
+    report.mean_priority = step.mean_priority;
+    return report;
+  }
+
+  void close() override {
+    closed_.store(true);
+    core_.close();
+  }
+
+  AgentStats stats() const override {
+    const R2d2CoreStats c = core_.stats();
+    AgentStats s;
+    s.queue_size = c.sequences_queued - c.sequences_inserted - c.sequences_rejected;
+    s.replay_size = c.replay_size;
+    s.explored_actions = c.explored_actions;
+    return s;
+  }
+
+  std::unique_ptr<EvalPolicy> evaluation_policy(int n, bool greedy, uint64_t seed) override {
+    return std::make_unique<R2d2EvalPolicy>(core_, n, greedy ? 0.0 : eval_epsilon_, device_, seed);
+  }
+
+  void save(const std::string& path, const Counters& counters) override {
+    NetPair nets(core_.online(), core_.target());
+    save_checkpoint(path, nets, core_.optimizer(), counters);
+    core_.replay().save(replay_path(path));
+  }
+
+  Counters restore(const std::string& path) override {
+    NetPair nets(core_.online(), core_.target());
+    // The replay first, the file most likely to be refused (columns of another
+    // model). A restore that fails aborts the resume, so whatever it loaded
+    // before failing is never trained on.
+    const std::string replay_file = replay_path(path);
+    std::error_code ec;
+    const bool have_replay = std::filesystem::is_regular_file(replay_file, ec);
+    if (have_replay) core_.replay().load(replay_file);
+    Counters c = load_checkpoint(path, nets, core_.optimizer());
+    core_.set_learning_steps(c.optimizer_steps);
+    if (!have_replay) {
+      std::cerr << "moonseed: no replay beside " << path << " (" << replay_file
+                << " is missing); R2D2 resumes with an empty replay\n";
+    }
+    return c;
+  }
+
+ private:
+  static std::string replay_path(const std::string& checkpoint) { return checkpoint + ".replay"; }
+
+  const torch::Device device_;
+  const double eval_epsilon_;
+  const int64_t trace_;
+  R2d2Core core_;
+  std::atomic<bool> closed_{false};
+};
+
+}  // namespace
+
+std::unique_ptr<Agent> make_r2d2_agent(const ExperimentConfig& config, const envs::EnvSpec& spec,
+                                       torch::Device device) {
+  return std::make_unique<R2d2Agent>(config, spec, device);
+}
+
+}  // namespace moonseed::engine

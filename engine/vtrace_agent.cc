@@ -1,0 +1,171 @@
+// IMPALA's V-trace behind engine/agent.h: the policy net acts with sampled
+// actions; each env slot's steps build unrolls (UnrollStore) that wait in a
+// bounded FIFO, the prefetcher collates them into batches on the device, and
+// the training thread runs vtrace_loss and the optimizer. A full FIFO blocks
+// observe(), which holds every actor back (backpressure).
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+
+#include "engine/agent.h"
+#include "engine/bounded_queue.h"
+#include "engine/optimizer.h"
+#include "engine/prefetcher.h"
+#include "engine/vtrace_loss.h"
+#include "models/action_dist.h"
+#include "models/policy_net.h"
+
+namespace moonseed::engine {
+namespace {
+
+class VtraceEvalPolicy : public EvalPolicy {
+ public:
+  VtraceEvalPolicy(models::PolicyNet model, std::shared_mutex& weights, torch::Device device, bool greedy,
+                   bool discrete)
+      : model_(std::move(model)), weights_(weights), device_(device), greedy_(greedy), discrete_(discrete) {}
+
+  torch::Tensor act(const torch::Tensor& obs, const std::vector<float>&, bool) override {
+    torch::Tensor actions;
+    {
+      torch::NoGradGuard no_grad;
+      std::shared_lock<std::shared_mutex> lock(weights_);
+      models::PolicyOutput policy = model_->forward(obs.to(device_));
+      actions = greedy_ ? models::greedy(policy) : models::sample(policy).actions;
+    }
+    return actions.to(torch::kCPU).to(discrete_ ? torch::kInt32 : torch::kFloat32).contiguous();
+  }
+
+ private:
+  models::PolicyNet model_;
+  std::shared_mutex& weights_;
+  torch::Device device_;
+  bool greedy_;
+  bool discrete_;
+};
+
+class VtraceAgent : public Agent {
+ public:
+  VtraceAgent(const ExperimentConfig& config, const envs::EnvSpec& spec, torch::Device device)
+      : spec_(spec),
+        device_(device),
+        model_(config.model, spec),
+        unrolls_(static_cast<size_t>(config.learner.queue_capacity)),
+        store_(config.topology.actors * config.topology.envs_per_actor,
+               UnrollPool::create(UnrollShape::from_spec(spec, config.learner.unroll),
+                                  config.learner.queue_capacity)) {
+    model_->to(device_);
+    optimizer_ = make_optimizer(config.optimizer, model_->parameters());
+    params_ = model_->parameters();
+    prefetcher_ = std::make_unique<Prefetcher>(unrolls_, store_.pool().shape(), config.learner.batch, device_);
+  }
+
+  ~VtraceAgent() override { close(); }
+
+  bool wait_for_room() override { return !unrolls_.closed(); }
+
+  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version) override {
+    UnrollPtr done = store_.observe(slot, obs, reward, flags, config_version);
+    // Blocks when the FIFO is full: that holds every actor back.
+    if (done) unrolls_.push(std::move(done));
+  }
+
+  torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs, int64_t version) override {
+    models::ActionSample sample;
+    {
+      torch::NoGradGuard no_grad;
+      torch::Tensor x = obs.to(device_, /*non_blocking=*/true);
+      std::shared_lock<std::shared_mutex> weights(weights_mu_);
+      sample = models::sample(model_->forward(x));
+    }
+    torch::Tensor actions = sample.actions.to(torch::kCPU).contiguous();
+    torch::Tensor logp = sample.logp.to(torch::kCPU, torch::kFloat32).contiguous();
+    const int64_t n = static_cast<int64_t>(slots.size());
+    const auto* action_bytes = static_cast<const uint8_t*>(actions.data_ptr());
+    const int64_t action_stride = actions.numel() / std::max<int64_t>(n, 1) * actions.element_size();
+    const float* logps = logp.data_ptr<float>();
+    for (int64_t k = 0; k < n; ++k) {
+      store_.act(static_cast<int>(slots[static_cast<size_t>(k)]), action_bytes + k * action_stride, logps[k],
+                 version);
+    }
+    return actions;
+  }
+
+  void take_finished_episodes(std::vector<EpisodeResult>& out) override { store_.take_finished_episodes(out); }
+
+  bool await_batch() override {
+    batch_ = prefetcher_->next();
+    return batch_.has_value();
+  }
+
+  TrainReport train(const ExperimentConfig& config, double lr, int64_t version) override {
+    TrainReport report;
+    const UnrollBatch& batch = *batch_;
+    set_learning_rate(*optimizer_, lr);
+    LossTerms loss = vtrace_loss(model_, batch, config.vtrace);
+    optimizer_->zero_grad();
+    loss.total.backward();
+    report.grad_norm = clip_grad_norm(params_, config.optimizer.max_grad_norm);
+    if (!std::isfinite(report.grad_norm)) return report;  // one bad batch must not poison the weights
+    {
+      std::unique_lock<std::shared_mutex> weights(weights_mu_);
+      optimizer_->step();
+    }
+    report.applied = true;
+    report.frames = batch.frames;
+    report.loss_total = loss.total.item<double>();
+    report.loss_policy = loss.policy;
+    report.loss_baseline = loss.baseline;
+    report.loss_entropy = loss.entropy;
+    report.mean_rho = loss.mean_rho;
+    // How many optimizer steps old the acting policy was, averaged over the batch.
+    // Step T carries no action (it is step 0 of the next unroll): leave it out.
+    report.policy_lag = static_cast<double>(version) -
+                        batch.policy_version.narrow(0, 0, batch.T()).to(torch::kFloat64).mean().item<double>();
+    return report;
+  }
+
+  void close() override {
+    unrolls_.close();  // unblocks an inference thread held by backpressure
+    prefetcher_->stop();
+  }
+
+  AgentStats stats() const override {
+    AgentStats s;
+    s.queue_size = static_cast<int64_t>(unrolls_.size());
+    return s;
+  }
+
+  std::unique_ptr<EvalPolicy> evaluation_policy(int, bool greedy, uint64_t) override {
+    return std::make_unique<VtraceEvalPolicy>(model_, weights_mu_, device_, greedy,
+                                              spec_.action.kind == envs::SpaceKind::kDiscrete);
+  }
+
+  void save(const std::string& path, const Counters& counters) override {
+    save_checkpoint(path, *model_, *optimizer_, counters);
+  }
+
+  Counters restore(const std::string& path) override { return load_checkpoint(path, *model_, *optimizer_); }
+
+ private:
+  const envs::EnvSpec spec_;
+  const torch::Device device_;
+  models::PolicyNet model_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::vector<torch::Tensor> params_;
+  std::shared_mutex weights_mu_;  // shared: forward passes for acting; exclusive: the optimizer step
+  BoundedQueue<UnrollPtr> unrolls_;  // inference -> prefetcher
+  UnrollStore store_;                // inference thread only
+  std::unique_ptr<Prefetcher> prefetcher_;
+  std::optional<UnrollBatch> batch_;  // training thread: from await_batch() to train()
+};
+
+}  // namespace
+
+std::unique_ptr<Agent> make_vtrace_agent(const ExperimentConfig& config, const envs::EnvSpec& spec,
+                                         torch::Device device) {
+  return std::make_unique<VtraceAgent>(config, spec, device);
+}
+
+}  // namespace moonseed::engine
