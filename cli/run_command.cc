@@ -349,8 +349,11 @@ int run_command(const Args& args) {
       row.add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean);
     }
     if (cfg.algo == "r2d2") {
+      // The training thread's time in the replay against its time in the nets, since the start.
+      const double busy = s.replay_seconds + s.network_seconds;
       row.add("replay_size", s.replay_size).add("mean_q", s.mean_q).add("mean_priority", s.mean_priority)
-          .add("explored_actions", s.explored_actions);
+          .add("explored_actions", s.explored_actions)
+          .add("replay_time_share", busy > 0 ? s.replay_seconds / busy : 0.0);
     }
     const bool written = metrics.append(row);
     if (!written && metrics_ok) {

@@ -47,6 +47,8 @@ struct AgentStats {
   int64_t queue_size = 0;   // V-trace: unrolls in the FIFO; R2D2: sequences waiting for insertion
   int64_t replay_size = 0;  // R2D2: sequences in the replay
   int64_t explored_actions = 0;  // R2D2: random (epsilon) actions so far
+  double replay_seconds = 0;     // R2D2: training-thread time in the replay ...
+  double network_seconds = 0;    // ... and in the nets
 };
 
 // Plays evaluation episodes (Learner::evaluate): one per row of every batch.

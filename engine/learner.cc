@@ -460,6 +460,8 @@ LearnerStats Learner::stats() const {
   s.queue_size = agent.queue_size;
   s.replay_size = agent.replay_size;
   s.explored_actions = agent.explored_actions;
+  s.replay_seconds = agent.replay_seconds;
+  s.network_seconds = agent.network_seconds;
   s.inference_batches = m.inference_batches.load();
   s.mean_batch_envs = s.inference_batches ? static_cast<double>(m.inference_envs.load()) /
                                                 static_cast<double>(s.inference_batches)

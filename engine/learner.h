@@ -55,6 +55,8 @@ struct LearnerStats {
   double mean_q = 0, mean_priority = 0;
   int64_t replay_size = 0;        // sequences in the replay
   int64_t explored_actions = 0;   // epsilon-random actions so far
+  double replay_seconds = 0;      // training-thread time in the replay (insert, sample, priorities)
+  double network_seconds = 0;     // ... and in the nets (insertion priorities, learning steps)
   // Hot reload: the newest version given to set_hot_config, and the one the
   // training thread has applied (they differ until its next step).
   uint64_t config_version = 0;

@@ -159,6 +159,8 @@ class R2d2Agent : public Agent {
     s.queue_size = c.sequences_queued - c.sequences_inserted - c.sequences_rejected;
     s.replay_size = c.replay_size;
     s.explored_actions = c.explored_actions;
+    s.replay_seconds = c.replay_seconds;
+    s.network_seconds = c.network_seconds;
     return s;
   }
 

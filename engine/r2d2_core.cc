@@ -1,12 +1,29 @@
 #include "engine/r2d2_core.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "engine/optimizer.h"
 
 namespace moonseed::engine {
 namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Times `f` into `total` (seconds) and returns what it returns.
+template <typename F>
+auto timed(double& total, F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  struct Add {
+    double& total;
+    std::chrono::steady_clock::time_point start;
+    ~Add() { total += seconds_since(start); }
+  } add{total, start};
+  return f();
+}
 
 bool is_eval(const R2d2CoreConfig& c, int slot) {
   return static_cast<size_t>(slot) < c.eval_slots.size() && c.eval_slots[static_cast<size_t>(slot)];
@@ -134,6 +151,8 @@ void R2d2Core::insert_queued() {
     batch.swap(queued_);
   }
   queue_cv_.notify_all();
+  const auto start = std::chrono::steady_clock::now();
+  double network = 0;  // the nets' share of the insertion: priorities
   int64_t inserted = 0;
   int64_t rejected = 0;
   for (size_t begin = 0; begin < batch.size(); begin += static_cast<size_t>(config_.batch)) {
@@ -155,18 +174,22 @@ void R2d2Core::insert_queued() {
           ++rejected;
           continue;
         }
-        if (replay_->insert(seq, trainer_->priorities(*one).front())) ++inserted; else ++rejected;
+        const double priority = timed(network, [&] { return trainer_->priorities(*one).front(); });
+        if (replay_->insert(seq, priority)) ++inserted; else ++rejected;
       }
       continue;
     }
-    const std::vector<double> priorities = trainer_->priorities(*gathered);
+    const std::vector<double> priorities = timed(network, [&] { return trainer_->priorities(*gathered); });
     for (size_t i = 0; i < chunk.size(); ++i) {
       if (replay_->insert(chunk[i], priorities[i])) ++inserted; else ++rejected;
     }
   }
+  const double total = seconds_since(start);
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_.sequences_inserted += inserted;
   stats_.sequences_rejected += rejected;
+  stats_.network_seconds += network;
+  stats_.replay_seconds += total - network;
 }
 
 std::optional<R2d2StepStats> R2d2Core::train_step(std::chrono::milliseconds wait) {
@@ -180,15 +203,20 @@ bool R2d2Core::ready_to_learn(std::chrono::milliseconds wait) {
 }
 
 R2d2StepStats R2d2Core::learn() {
-  SampledBatch sample = replay_->sample(config_.batch);
+  double replay = 0;
+  double network = 0;
+  SampledBatch sample = timed(replay, [&] { return replay_->sample(config_.batch); });
   std::vector<double> priorities;
-  R2d2StepStats step = trainer_->learn(sample, &priorities);
-  {
+  R2d2StepStats step = timed(network, [&] {
+    R2d2StepStats s = trainer_->learn(sample, &priorities);
     std::unique_lock<std::shared_mutex> weights(weights_mu_);
     trainer_->apply();
-  }
-  if (!step.skipped) replay_->update_priorities(sample.keys, priorities);
+    return s;
+  });
+  if (!step.skipped) timed(replay, [&] { replay_->update_priorities(sample.keys, priorities); return 0; });
   std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.replay_seconds += replay;
+  stats_.network_seconds += network;
   stats_.learning_steps = trainer_->steps();
   stats_.last = step;
   return step;

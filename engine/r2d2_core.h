@@ -71,6 +71,10 @@ struct R2d2CoreStats {
   int64_t replay_size = 0;
   int64_t learning_steps = 0;
   int64_t explored_actions = 0;
+  // Training thread time: in the replay (gather, insert, sample, priority
+  // updates) and in the nets (insertion priorities, learning steps).
+  double replay_seconds = 0;
+  double network_seconds = 0;
   R2d2StepStats last;             // of the newest learning step
 };
 

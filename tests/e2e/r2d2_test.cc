@@ -45,6 +45,8 @@ TEST(R2d2EndToEnd, TrainsThroughActorProcessesAndCheckpointsItsReplay) {
   for (const char* key : {"loss_total", "mean_q", "mean_priority", "grad_norm"}) {
     EXPECT_TRUE(rows.back().count(key)) << key;
   }
+  EXPECT_GT(last(rows, "replay_time_share"), 0);
+  EXPECT_LT(last(rows, "replay_time_share"), 1);
   // The final checkpoint with its replay beside it.
   const std::vector<std::string> ckpts = files_in(run.run_dir() + "/checkpoints");
   ASSERT_EQ(ckpts.size(), 2u) << ::testing::PrintToString(ckpts);

@@ -39,6 +39,19 @@ TEST(R2d2Config, TheExampleLoadsWithTheRecipeChainAndARecurrentModel) {
   EXPECT_EQ(c.stop.eval_return_mean, 475);
 }
 
+TEST(R2d2Config, TheMemoryExamplesDifferOnlyInTheLstm) {
+  const std::string examples = std::string(MOONSEED_SOURCE_DIR) + "/examples/";
+  const engine::ExperimentConfig lstm = load_experiment(examples + "cartpole_memory_r2d2.lua");
+  const engine::ExperimentConfig ff = load_experiment(examples + "cartpole_memory_ff.lua");
+  EXPECT_EQ(lstm.env.id, "CartPoleNoVelocity-v1");
+  EXPECT_EQ(ff.env.id, "CartPoleNoVelocity-v1");
+  EXPECT_EQ(lstm.model.layers.back().kind, "lstm");
+  for (const engine::LayerConfig& layer : ff.model.layers) EXPECT_NE(layer.kind, "lstm");
+  EXPECT_EQ(lstm.r2d2.trace, ff.r2d2.trace);
+  EXPECT_EQ(lstm.optimizer.lr, ff.optimizer.lr);
+  EXPECT_EQ(lstm.stop.eval_return_mean, ff.stop.eval_return_mean);
+}
+
 TEST(R2d2Config, TheBaseRecipesAtariNetIsRefusedOnVectorObservationsNamingTheEnv) {
   TempDir dir;
   const std::string path = dir.write("atari.lua",
