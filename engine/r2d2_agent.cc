@@ -105,7 +105,8 @@ class R2d2Agent : public Agent {
       : device_(device),
         eval_epsilon_(config.r2d2.eval_epsilon),
         trace_(config.r2d2.trace),
-        core_(core_config(config), spec, config.topology.actors * config.topology.envs_per_actor, device) {}
+        core_(core_config(config), spec, config.topology.actors * config.topology.envs_per_actor, device),
+        exploration_{config.r2d2.epsilon_base, config.r2d2.epsilon_alpha} {}
 
   ~R2d2Agent() override { close(); }
 
@@ -121,6 +122,10 @@ class R2d2Agent : public Agent {
   }
 
   torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs, int64_t) override {
+    if (exploration_changed_.exchange(false)) {
+      std::lock_guard<std::mutex> lock(exploration_mu_);
+      core_.set_exploration(exploration_[0], exploration_[1]);
+    }
     return core_.act(slots, obs);
   }
 
@@ -136,6 +141,16 @@ class R2d2Agent : public Agent {
   TrainReport train(const ExperimentConfig& config, double lr, int64_t) override {
     core_.set_learning_rate(lr);
     core_.set_hot(config.r2d2.gamma, config.optimizer.max_grad_norm);
+    // Exploration is hot (a reload or a schedule): the inference thread takes
+    // it at its next batch.
+    {
+      std::lock_guard<std::mutex> lock(exploration_mu_);
+      if (exploration_[0] != config.r2d2.epsilon_base || exploration_[1] != config.r2d2.epsilon_alpha) {
+        exploration_[0] = config.r2d2.epsilon_base;
+        exploration_[1] = config.r2d2.epsilon_alpha;
+        exploration_changed_.store(true);
+      }
+    }
     const R2d2StepStats step = core_.learn();
     TrainReport report;
     report.grad_norm = step.grad_norm;
@@ -200,6 +215,9 @@ class R2d2Agent : public Agent {
   const int64_t trace_;
   R2d2Core core_;
   std::atomic<bool> closed_{false};
+  std::mutex exploration_mu_;
+  double exploration_[2];  // GUARDED_BY(exploration_mu_): epsilon_base, epsilon_alpha the actors should use
+  std::atomic<bool> exploration_changed_{false};
 };
 
 }  // namespace

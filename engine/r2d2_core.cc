@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
+#include "engine/metrics_log.h"
 #include "engine/optimizer.h"
 
 namespace moonseed::engine {
@@ -124,6 +127,18 @@ torch::Tensor R2d2Core::act(const std::vector<int64_t>& slots, const torch::Tens
   stats_.sequences_queued += static_cast<int64_t>(completed.size());
   stats_.explored_actions += d.explored;
   return d.actions;
+}
+
+void R2d2Core::set_exploration(double epsilon_base, double epsilon_alpha) {
+  if (!(epsilon_base >= 0 && epsilon_base <= 1) || !(epsilon_alpha >= 0)) {
+    throw std::invalid_argument("R2d2Core::set_exploration: needs epsilon_base in [0, 1] and epsilon_alpha >= 0, got " +
+                                number_text(epsilon_base) + " and " + number_text(epsilon_alpha));
+  }
+  R2d2CoreConfig c = config_;
+  c.epsilon_base = epsilon_base;
+  c.epsilon_alpha = epsilon_alpha;
+  const std::vector<double> epsilons = slot_epsilons(c, acting_.num_slots());
+  for (int s = 0; s < acting_.num_slots(); ++s) acting_.set_epsilon(s, epsilons[static_cast<size_t>(s)]);
 }
 
 void R2d2Core::reset_slot(int slot) {

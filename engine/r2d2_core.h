@@ -91,6 +91,10 @@ class R2d2Core {
   // observed just before. Returns the actions, [n] int64 on the CPU.
   torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs);
   void reset_slot(int slot);
+  // New Ape-X parameters for the training slots (evaluation slots keep
+  // eval_epsilon), from the next act(). Throws std::invalid_argument for a
+  // base outside [0, 1] or a negative alpha.
+  void set_exploration(double epsilon_base, double epsilon_alpha);
   void take_finished_episodes(std::vector<EpisodeResult>& out);
   // Waits up to `timeout` for room to act; false on timeout or after close().
   bool wait_for_room(std::chrono::milliseconds timeout);

@@ -33,6 +33,8 @@ const Schedulable kSchedulable[] = {
     MOONSEED_SCHEDULABLE(vtrace.baseline_cost),
     MOONSEED_SCHEDULABLE(vtrace.entropy_cost),
     MOONSEED_SCHEDULABLE(r2d2.gamma),
+    MOONSEED_SCHEDULABLE(r2d2.epsilon_base),
+    MOONSEED_SCHEDULABLE(r2d2.epsilon_alpha),
     MOONSEED_SCHEDULABLE(optimizer.lr),
     MOONSEED_SCHEDULABLE(optimizer.max_grad_norm),
     MOONSEED_SCHEDULABLE(optimizer.lr_decay_frames),

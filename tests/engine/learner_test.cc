@@ -265,6 +265,39 @@ TEST(Learner, R2d2CountsEvaluationEpisodesApartAndReplaysOnlyTrainingEnvs) {
   client.close();
 }
 
+TEST(Learner, R2d2TakesHotExplorationAtTheNextBatchAfterATrainingStep) {
+  ExperimentConfig config = small_r2d2_config();
+  config.r2d2.epsilon_base = 1;  // env 0 explores on every step; env 1 evaluates (1e-3)
+  config.r2d2.eval_epsilon = 0;
+  Served s(config);
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  client.hello(rpc::Hello{});
+  uint64_t seq = 0;
+  exchange(client, ++seq, 0, {rpc::kFirst, rpc::kFirst}, 0);
+  for (int t = 0; t < 9; ++t) exchange(client, ++seq, 0, {0, 0}, 1);
+  EXPECT_EQ(s.learner.stats().explored_actions, 10);
+
+  ExperimentConfig greedy = config;
+  greedy.r2d2.epsilon_base = 0;
+  s.learner.set_hot_config(greedy, 1);
+  // The training thread takes it at the top of a step and hands it over at its
+  // end; the inference thread applies it at the batch after that.
+  int64_t steps_when_taken = -1;
+  for (int i = 0; i < 2000; ++i) {
+    exchange(client, ++seq, 1, {0, 0}, 1);
+    const LearnerStats st = s.learner.stats();
+    if (st.applied_config_version == 1 && steps_when_taken < 0) steps_when_taken = st.optimizer_steps;
+    if (steps_when_taken >= 0 && st.optimizer_steps > steps_when_taken) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_GE(steps_when_taken, 0) << "the hot config was never applied";
+  exchange(client, ++seq, 1, {0, 0}, 1);
+  const int64_t explored = s.learner.stats().explored_actions;
+  for (int t = 0; t < 20; ++t) exchange(client, ++seq, 1, {0, 0}, 1);
+  EXPECT_EQ(s.learner.stats().explored_actions, explored);
+  client.close();
+}
+
 TEST(Learner, R2d2EvaluatesWithItsRecurrentNetAndCheckpointsTheReplayBesideTheModel) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("moonseed-r2d2-ckpt-" + std::to_string(::getpid()));

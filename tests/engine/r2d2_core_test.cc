@@ -94,6 +94,34 @@ TEST(R2d2Core, EvaluationSlotsActWithTheirOwnEpsilonAndFeedNoReplay) {
   EXPECT_EQ(core.stats().sequences_queued, 2 * 2);
 }
 
+TEST(R2d2Core, NewExplorationParametersReachTheTrainingSlotsAtTheNextAct) {
+  R2d2CoreConfig config = cartpole_config(8);
+  config.epsilon_base = 1;  // every action random
+  config.eval_slots = {false, true};
+  config.eval_epsilon = 0;
+  const envs::EnvSpec spec = envs::make_env("CartPole-v1")->spec();
+  R2d2Core core(config, spec, 2, torch::kCPU);
+  const torch::Tensor obs = torch::full({2, 4}, 0.01f);
+  auto play = [&](int steps, bool first) {
+    for (int t = 0; t < steps; ++t) {
+      for (int slot = 0; slot < 2; ++slot) {
+        core.observe(slot, reinterpret_cast<const uint8_t*>(obs[slot].data_ptr<float>()), 0.f,
+                     first && t == 0 ? rpc::kFirst : 0);
+      }
+      core.act({0, 1}, obs);
+    }
+  };
+  play(10, true);
+  EXPECT_EQ(core.stats().explored_actions, 10);  // the training slot only
+  core.set_exploration(0, 7);                    // greedy from now on
+  play(10, false);
+  EXPECT_EQ(core.stats().explored_actions, 10);
+  core.set_exploration(1, 0);                    // the evaluation slot keeps eval_epsilon = 0
+  play(10, false);
+  EXPECT_EQ(core.stats().explored_actions, 20);
+  EXPECT_THROW(core.set_exploration(1.5, 7), std::invalid_argument);
+}
+
 TEST(R2d2Core, EvaluationSlotsMustLeaveATrainingSlot) {
   R2d2CoreConfig config = cartpole_config(8);
   config.eval_slots = {true, true};

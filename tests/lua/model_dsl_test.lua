@@ -59,3 +59,16 @@ assert(loaded_ok, tostring(config))
 assert(config.model.kind == "layers", tostring(config.model.kind))
 assert(#config.model.layers == 3 and config.model.layers[1].kind == "linear" and config.model.layers[1].out == 16)
 assert(config.model.layers[3].kind == "relu")
+
+-- R2D2's Atari net: the Nature CNN then an LSTM of 512, spliceable like any preset.
+local atari = ms.nn.r2d2_atari()
+assert(#atari == #ms.nn.nature_cnn() + 1, "nature_cnn plus one layer, got " .. #atari)
+assert(atari[#atari].kind == "lstm" and atari[#atari].out == 512)
+local spliced = ms.layers { ms.nn.r2d2_atari() }
+assert(#spliced.layers == #atari and spliced.layers[1].kind == "conv2d")
+
+-- ms.r2d2 { ... } is a section (recorded where it was written); its functions stay callable.
+local section = ms.r2d2 { burn_in = 4, trace = 8 }
+assert(section.burn_in == 4 and section.trace == 8)
+assert(select(2, ms.origin(section)) ~= nil, "ms.r2d2 records its caller's line")
+assert(math.abs(ms.r2d2.value_rescale(3) - 1.003) < 1e-12)
