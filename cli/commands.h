@@ -15,6 +15,7 @@ int script_command(const Args& args);
 int repl_command(const Args& args);
 int attach_command(const Args& args);
 int ctl_command(const Args& args);
+int log_command(const Args& args);  // cli/log_command.cc: experience logs
 
 // True when `args` asks for help ("-h" or "--help").
 bool wants_help(const Args& args);

@@ -22,6 +22,7 @@ const char* kUsage =
     "  repl [FILE.lua...]          an interactive LuaJIT console with the engine's Lua API\n"
     "  attach RUN_DIR              a console connected to a running run\n"
     "  ctl RUN_DIR COMMAND         one control request to a running run (status, set, stop...)\n"
+    "  log COMMAND PATH...         read experience logs: info, ls, cat, verify, merge\n"
     "\n"
     "`moonseed COMMAND --help` tells more about one command.\n";
 
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
     if (command == "repl") return moonseed::cli::repl_command(args);
     if (command == "attach") return moonseed::cli::attach_command(args);
     if (command == "ctl") return moonseed::cli::ctl_command(args);
+    if (command == "log") return moonseed::cli::log_command(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "moonseed %s: %s\n", command.c_str(), e.what());
     return 1;
