@@ -16,16 +16,13 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Times `f` into `total` (seconds) and returns what it returns.
+// Runs `f`, adds its wall time to `total` (seconds) and returns its result.
 template <typename F>
 auto timed(double& total, F&& f) {
   const auto start = std::chrono::steady_clock::now();
-  struct Add {
-    double& total;
-    std::chrono::steady_clock::time_point start;
-    ~Add() { total += seconds_since(start); }
-  } add{total, start};
-  return f();
+  auto result = f();
+  total += seconds_since(start);
+  return result;
 }
 
 bool is_eval(const R2d2CoreConfig& c, int slot) {
@@ -228,7 +225,11 @@ R2d2StepStats R2d2Core::learn() {
     trainer_->apply();
     return s;
   });
-  if (!step.skipped) timed(replay, [&] { replay_->update_priorities(sample.keys, priorities); return 0; });
+  if (!step.skipped) {
+    const auto start = std::chrono::steady_clock::now();
+    replay_->update_priorities(sample.keys, priorities);
+    replay += seconds_since(start);
+  }
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_.replay_seconds += replay;
   stats_.network_seconds += network;

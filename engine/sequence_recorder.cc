@@ -75,11 +75,7 @@ void SequenceRecorder::complete_step(int slot_id, Slot& s, float reward, uint8_t
   const bool terminated = s.pending_valid && (flags & rpc::kTerminated) != 0;
   const bool truncated = s.pending_valid && !terminated && (flags & rpc::kTruncated) != 0;
   const float r = s.pending_valid ? reward : 0.f;
-  s.rows.reward[s.row] = r;
-  s.rows.terminated[s.row] = terminated ? 1 : 0;
-  s.rows.truncated[s.row] = truncated ? 1 : 0;
   s.pending = false;
-  stats_.steps += 1;
   if (s.pending_valid) {
     s.episode_return += r;
     s.episode_length += 1;
@@ -92,9 +88,13 @@ void SequenceRecorder::complete_step(int slot_id, Slot& s, float reward, uint8_t
       s.episode_length = 0;
     }
   }
+  if (!s.recorded) return;  // an evaluation env: tracked above, never stored
+  s.rows.reward[s.row] = r;
+  s.rows.terminated[s.row] = terminated ? 1 : 0;
+  s.rows.truncated[s.row] = truncated ? 1 : 0;
+  stats_.steps += 1;
   if (++s.row < block_length_) return;
   s.row = 0;
-  if (!s.recorded) return;
   const BlockRef block = replay_.add_block(s.steps, s.starts);
   stats_.blocks += 1;
   if (std::optional<std::vector<BlockRef>> sequence = s.assembler.push(block)) {
@@ -134,6 +134,7 @@ void SequenceRecorder::observe(int slot, const uint8_t* obs, float reward, uint8
   s.awaiting_action = true;
   s.pending_valid = (flags & (rpc::kTerminated | rpc::kTruncated)) == 0;
 
+  if (!s.recorded) return;
   std::memcpy(s.rows.obs + s.row * obs_bytes_, obs, static_cast<size_t>(obs_bytes_));
   s.rows.valid[s.row] = s.pending_valid ? 1 : 0;
   s.rows.reset[s.row] = s.reset ? 1 : 0;
@@ -146,10 +147,12 @@ void SequenceRecorder::act(int slot, int64_t action, const float* h, const float
   if (!s.awaiting_action) {
     throw std::logic_error("SequenceRecorder::act: slot " + std::to_string(slot) + " has no observation to act on");
   }
-  s.rows.action[s.row] = action;
-  if (s.row == 0 && lstm_ > 0) {
-    std::memcpy(s.rows.h, h, static_cast<size_t>(lstm_) * sizeof(float));
-    std::memcpy(s.rows.c, c, static_cast<size_t>(lstm_) * sizeof(float));
+  if (s.recorded) {
+    s.rows.action[s.row] = action;
+    if (s.row == 0 && lstm_ > 0) {
+      std::memcpy(s.rows.h, h, static_cast<size_t>(lstm_) * sizeof(float));
+      std::memcpy(s.rows.c, c, static_cast<size_t>(lstm_) * sizeof(float));
+    }
   }
   s.last_action = action;
   s.awaiting_action = false;

@@ -68,7 +68,8 @@ class SequenceRecorder {
   // Forgets the slot's partial block and sequences in progress.
   void reset_slot(int slot);
   // An unrecorded slot (an evaluation env) is tracked as any other (what the
-  // net is fed, its episodes) but never adds blocks or sequences. Default: recorded.
+  // net is fed, its episodes) but writes no rows and never adds blocks or
+  // sequences. Default: recorded.
   void set_recorded(int slot, bool recorded);
 
   // Moves the sequences completed since the last call to the end of `out`.
