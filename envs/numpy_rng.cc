@@ -139,6 +139,15 @@ void Pcg64::set_words(const std::array<uint32_t, 8>& words) {
   inc_ = inc;
 }
 
+void reseed_on_reset(std::optional<uint64_t> seed, Pcg64& rng, bool& seeded) {
+  if (seed) {
+    rng = Pcg64(*seed);
+  } else if (!seeded) {
+    rng = pcg64_from_os_entropy();
+  }
+  seeded = true;
+}
+
 Pcg64 pcg64_from_os_entropy() {
   std::random_device device;
   std::vector<uint32_t> words;

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,11 @@ class Pcg64 {
 // A generator as numpy.random.default_rng() without a seed: SeedSequence(None)
 // hashes 128 bits of OS entropy.
 Pcg64 pcg64_from_os_entropy();
+
+// Gymnasium's reset(seed) rule for an env's generator: a seed reseeds it;
+// no seed continues it, or seeds it from OS entropy if it was never seeded.
+// `seeded` says whether `rng` has been seeded, and is set.
+void reseed_on_reset(std::optional<uint64_t> seed, Pcg64& rng, bool& seeded);
 
 // Envs save their generator and bookkeeping in get_state() as doubles; set_state()
 // takes each back with this: `value` must be an integer in [0, limit], else

@@ -38,13 +38,7 @@ ClassicControlEnv::ClassicControlEnv(EnvSpec spec, size_t physics_size)
 }
 
 void ClassicControlEnv::reset(std::optional<uint64_t> seed, void* obs) {
-  if (seed) {
-    rng_ = Pcg64(*seed);
-    rng_seeded_ = true;
-  } else if (!rng_seeded_) {
-    rng_ = pcg64_from_os_entropy();
-    rng_seeded_ = true;
-  }
+  reseed_on_reset(seed, rng_, rng_seeded_);
   reset_physics(rng_, obs_buffer_.data());
   elapsed_steps_ = 0;
   phase_ = Phase::kRunning;

@@ -49,13 +49,7 @@ CueRecall::CueRecall(int delay, int cues, int max_episode_steps)
     : delay_(delay), cues_(cues), spec_(cue_recall_spec(delay, cues, max_episode_steps)) {}
 
 void CueRecall::reset(std::optional<uint64_t> seed, void* obs) {
-  if (seed) {
-    rng_ = Pcg64(*seed);
-    rng_seeded_ = true;
-  } else if (!rng_seeded_) {
-    rng_ = pcg64_from_os_entropy();
-    rng_seeded_ = true;
-  }
+  reseed_on_reset(seed, rng_, rng_seeded_);
   // next_double() < 1, and K * (1 - 2^-53) rounds below K for K <= 16; min() only documents it.
   cue_ = std::min(static_cast<int32_t>(rng_.next_double() * cues_), cues_ - 1);
   elapsed_steps_ = 0;
