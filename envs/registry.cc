@@ -17,6 +17,7 @@
 #include "envs/classic/pendulum.h"
 #include "envs/env.h"
 #include "envs/memory/cue_recall.h"
+#include "envs/synthetic/synthetic_atari.h"
 
 namespace moonseed::envs {
 namespace {
@@ -128,6 +129,12 @@ const std::vector<BuiltinEnv>& builtin_envs() {
        [](const CheckedOptions& o) {
          return std::make_unique<Pendulum>(o.max_episode_steps(Pendulum::kDefaultMaxEpisodeSteps),
                                            o.finite("g", Pendulum::kDefaultGravity));
+       }},
+      {SyntheticAtari::kId,
+       {"max_episode_steps", "step_us"},
+       [](const CheckedOptions& o) {
+         return std::make_unique<SyntheticAtari>(o.integer("step_us", SyntheticAtari::kDefaultStepUs),
+                                                 o.max_episode_steps(0));
        }},
   };
   return table;

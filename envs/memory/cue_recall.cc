@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "envs/step_checks.h"
+
 namespace moonseed::envs {
 namespace {
 
@@ -58,19 +60,8 @@ void CueRecall::reset(std::optional<uint64_t> seed, void* obs) {
 }
 
 StepResult CueRecall::step(const void* action, void* obs) {
-  if (phase_ != Phase::kRunning) {
-    throw std::logic_error(std::string(kId) + " step: " +
-                           (phase_ == Phase::kNeverReset
-                                ? std::string("called before the first reset()")
-                                : "the episode ended after " + std::to_string(elapsed_steps_) +
-                                      " steps; call reset() first"));
-  }
-  int32_t index = 0;
-  std::memcpy(&index, action, sizeof(index));
-  if (index < 0 || index >= cues_) {
-    throw std::invalid_argument(std::string(kId) + " step: action " + std::to_string(index) +
-                                " is outside [0, " + std::to_string(cues_) + ")");
-  }
+  require_running(kId, phase_ != Phase::kNeverReset, phase_ == Phase::kRunning, elapsed_steps_);
+  const int32_t index = discrete_action(kId, action, cues_);
   StepResult result;
   ++elapsed_steps_;
   if (elapsed_steps_ == delay_ + 2) {  // this step answered the query

@@ -22,11 +22,11 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(Registry, ListsTheClassicControlSetAndTheMemoryTasksSorted) {
+TEST(Registry, ListsTheClassicControlSetTheMemoryTasksAndTheSyntheticAtariSorted) {
   EXPECT_EQ(env_ids(),
             (std::vector<std::string>{"Acrobot-v1", "CartPole-v1", "CartPoleNoVelocity-v1",
                                       "CueRecall-v0", "MountainCar-v0", "MountainCarContinuous-v0",
-                                      "Pendulum-v1"}));
+                                      "Pendulum-v1", "SyntheticAtari-v0"}));
 }
 
 TEST(Registry, MakesEachKnownIdWithItsSpec) {
@@ -46,6 +46,8 @@ TEST(Registry, DefaultTimeLimitsAreGymnasiums) {
   EXPECT_EQ(make_env("CartPoleNoVelocity-v1")->spec().max_episode_steps, 500);
   // CueRecall ends by itself after delay + 2 steps; it has no time limit unless asked.
   EXPECT_EQ(make_env("CueRecall-v0")->spec().max_episode_steps, 0);
+  // SyntheticAtari ends after a drawn length of 500 to 1500 steps, as CueRecall by itself.
+  EXPECT_EQ(make_env("SyntheticAtari-v0")->spec().max_episode_steps, 0);
 }
 
 TEST(Registry, UnknownIdIsRejectedListingKnownIds) {

@@ -1,0 +1,27 @@
+#include "envs/step_checks.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace moonseed::envs {
+
+void require_running(const char* id, bool ever_reset, bool running, int64_t elapsed_steps) {
+  if (running) return;
+  throw std::logic_error(std::string(id) + " step: " +
+                         (!ever_reset ? std::string("called before the first reset()")
+                                      : "the episode ended after " + std::to_string(elapsed_steps) +
+                                            " steps; call reset() first"));
+}
+
+int32_t discrete_action(const char* id, const void* action, int32_t n) {
+  int32_t index = 0;
+  std::memcpy(&index, action, sizeof(index));
+  if (index < 0 || index >= n) {
+    throw std::invalid_argument(std::string(id) + " step: action " + std::to_string(index) +
+                                " is outside [0, " + std::to_string(n) + ")");
+  }
+  return index;
+}
+
+}  // namespace moonseed::envs
