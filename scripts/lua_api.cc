@@ -276,6 +276,8 @@ int open_core(lua_State* L) {
   lua_setfield(L, -2, "nn");
   push_r2d2_api(L);
   lua_setfield(L, -2, "r2d2");
+  push_log_api(L);
+  lua_setfield(L, -2, "log");
   lua_pushcfunction(L, cpp_function<load_experiment_lua>);
   lua_setfield(L, -2, "load_experiment");
   return 1;

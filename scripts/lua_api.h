@@ -18,6 +18,8 @@
 //   core.nn.preset(name)           -> the layer list of a model preset ("nature_cnn", ...)
 //   core.r2d2.value_rescale / inverse_value_rescale / n_step_targets / priorities /
 //             ape_x_epsilon       R2D2's math on one stream (lua_r2d2_api.cc lists them)
+//   core.log.open(path)            -> an experience log to read: log:info(), log:episodes{...},
+//                                     log:steps{...}, log:problems(), log:close() (lua_log_api.cc)
 //
 // Errors are Lua errors: bad arguments in luaL_check* style; failures of the
 // engine (unknown env id, wrong state size, invalid config) carry its message.
@@ -51,6 +53,9 @@ void push_nn_api(lua_State* L);
 
 // The `r2d2` table of moonseed.core (lua_r2d2_api.cc).
 void push_r2d2_api(lua_State* L);
+
+// The `log` table of moonseed.core (lua_log_api.cc): experience logs read from Lua.
+void push_log_api(lua_State* L);
 
 // Where the table at `index` was built by a DSL helper of the moonseed
 // library (ms.origin): its file (the chunk name without '@') and line.

@@ -16,12 +16,13 @@
 -- ms.piecewise (moonseed/schedule.lua), or any function of progress.
 --
 -- The native API (`moonseed.core`) is re-exported: ms.env.make, ms.env.ids,
--- ms.vtrace.targets, ms.load_experiment.
+-- ms.vtrace.targets, ms.load_experiment, ms.log.open (experience logs,
+-- docs/experience-log.md).
 
 local core = require "moonseed.core"
 local schedule = require "moonseed.schedule"
 
-local ms = { core = core, env = core.env, load_experiment = core.load_experiment }
+local ms = { core = core, env = core.env, load_experiment = core.load_experiment, log = core.log }
 
 -- table -> { source = "@file", line = n, kind = "experiment" | "mlp" | "vtrace" | "linear" | ... }.
 -- Weak keys: recording where a table was written never keeps it alive.
