@@ -62,6 +62,14 @@ pid_t LocalActors::spawn(int id) {
       ::dup2(fd, STDERR_FILENO);
       ::close(fd);
     }
+    // Nothing else of the learner's goes with the actor: not its listening
+    // sockets (asio opens them without close-on-exec; an actor holding one
+    // would keep a dead learner's socket accepting, and a resumed learner
+    // could not listen on it), not its connections to other actors, not the
+    // files it writes.
+    if (::close_range(3, ~0U, 0) != 0) {
+      for (int other = 3; other < 65536; ++other) ::close(other);
+    }
     ::execl(options_.binary.c_str(), options_.binary.c_str(), "actor", "--connect",
             options_.address.c_str(), "--actor-id", id_arg.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);

@@ -190,6 +190,13 @@ void save_sources(const engine::RunDirectory& dir, const std::vector<scripts::Sc
   dir.write_file_atomic("sources/ORIGINS", origins);
 }
 
+// Where record.dir points: RUN_DIR/experience when empty, relative paths from the run directory.
+std::string experience_directory(const engine::RecordConfig& record, const std::string& run_dir) {
+  if (record.dir.empty()) return run_dir + "/experience";
+  if (record.dir[0] == '/') return record.dir;
+  return run_dir + "/" + record.dir;
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -225,6 +232,12 @@ int run_command(const Args& args) {
     start_counters = learner.restore(ckpt);
     std::cerr << "moonseed: resumed " << ckpt << " (" << start_counters.frames << " frames, "
               << start_counters.optimizer_steps << " steps)\n";
+  }
+  if (cfg.record.enabled) {
+    const std::string record_dir = experience_directory(cfg.record, dir->path());
+    learner.record_to(record_dir);
+    if (!learner.stats().record->error.empty()) std::cerr << "moonseed: training goes on without a log\n";
+    else std::cerr << "moonseed: recording experience to " << record_dir << "\n";
   }
   engine::MetricsLog metrics(dir->metrics_path());
 
@@ -290,6 +303,7 @@ int run_command(const Args& args) {
   int64_t last_frames = start_counters.frames;
   double last_tick = now_s();
   bool metrics_ok = true;
+  bool record_error_logged = false;
 
   while (stop_reason.empty()) {
     const double wake_at = run.watch ? std::min(next_tick, next_watch) : next_tick;
@@ -355,6 +369,21 @@ int run_command(const Args& args) {
           .add("explored_actions", s.explored_actions)
           .add("replay_time_share", busy > 0 ? s.replay_seconds / busy : 0.0);
     }
+    if (s.record) {
+      const engine::RecorderStats& r = *s.record;
+      row.add("record_steps", r.recorded_steps).add("record_dropped_steps", r.dropped_steps)
+          .add("record_durable_records", static_cast<double>(r.writer.durable_records))
+          .add("record_disk_mb", static_cast<double>(r.writer.bytes_disk) / (1 << 20))
+          .add("record_ratio", r.writer.bytes_disk ? static_cast<double>(r.writer.bytes_raw) /
+                                                         static_cast<double>(r.writer.bytes_disk)
+                                                   : 0.0);
+      if (!r.error.empty() && !record_error_logged) {
+        record_error_logged = true;
+        engine::MetricsRow event;
+        event.add("time_s", elapsed).add("event", "record_off").add("error", r.error);
+        metrics.append(event);
+      }
+    }
     const bool written = metrics.append(row);
     if (!written && metrics_ok) {
       std::cerr << "\nmoonseed: cannot write " << dir->metrics_path() << " (disk full?); training goes on\n";
@@ -405,6 +434,18 @@ int run_command(const Args& args) {
             << s.episodes << " episodes, return_mean " << format_number(s.return_mean) << ", "
             << s.optimizer_steps << " optimizer steps\n"
             << "moonseed: run directory " << dir->path() << "\n";
+  if (const std::optional<engine::RecorderStats> r = learner.stats().record) {
+    std::cerr << "moonseed: experience log " << r->directory << ": " << r->recorded_steps << " steps in "
+              << r->writer.written << " records, " << format_number(r->writer.bytes_disk / 1048576.0)
+              << " MiB on disk";
+    if (r->writer.bytes_raw > 0 && r->writer.bytes_disk > 0) {
+      std::cerr << " (" << format_number(static_cast<double>(r->writer.bytes_raw) /
+                                         static_cast<double>(r->writer.bytes_disk)) << "x compression)";
+    }
+    if (r->dropped_steps > 0) std::cerr << ", " << r->dropped_steps << " steps dropped";
+    if (!r->error.empty()) std::cerr << "; recording stopped early: " << r->error;
+    std::cerr << "\n";
+  }
   return code;
 }
 

@@ -26,6 +26,7 @@
 
 #include "engine/checkpoint.h"
 #include "engine/config.h"
+#include "engine/experience_recorder.h"
 #include "engine/unroll_store.h"
 #include "envs/spec.h"
 
@@ -95,6 +96,14 @@ class Agent {
   // A policy over `n` envs acting with the newest weights: greedy, or as the
   // algorithm explores at evaluation (V-trace: sampled; R2D2: eval_epsilon).
   virtual std::unique_ptr<EvalPolicy> evaluation_policy(int n, bool greedy, uint64_t seed) = 0;
+
+  // ---- before the threads start
+  // Hands every trajectory the agent acts in to `recorder` (not owned; it
+  // outlives the agent's use of it: the learner closes the agent first), the
+  // log's episode ids continuing from `next_episode_id`. V-trace: its unrolls,
+  // after the prefetcher has stacked them; R2D2: the training envs' steps,
+  // cut into unrolls of r2d2.period steps (evaluation envs are not recorded).
+  virtual void set_recorder(ExperienceRecorder* recorder, int64_t next_episode_id) = 0;
 
   // ---- checkpoints (no training step in flight)
   virtual void save(const std::string& path, const Counters& counters) = 0;

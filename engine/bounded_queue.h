@@ -52,6 +52,18 @@ class BoundedQueue {
     return true;
   }
 
+  // Never blocks: false, leaving `item` with the caller, when the queue is
+  // full or closed.
+  bool try_push(T& item) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (closed_ || count_ == slots_.size()) return false;
+    slots_[(head_ + count_) % slots_.size()].emplace(std::move(item));
+    ++count_;
+    lock.unlock();
+    not_empty_.notify_one();
+    return true;
+  }
+
   // Blocks while the queue is empty and open. After close() it still returns
   // the remaining items, then an empty optional.
   std::optional<T> pop() {

@@ -144,6 +144,22 @@ struct CheckpointConfig {
   int keep = 3;              // newest checkpoints kept
 };
 
+// Experience recording (docs/experience-log.md): the learner writes every
+// unroll it trains on into an experience log. Restart-only.
+struct RecordConfig {
+  bool enabled = false;
+  std::string dir;                          // "" = RUN_DIR/experience; relative paths: to the run directory
+  std::string full_queue = "backpressure";  // "backpressure" | "drop": when the disk cannot keep up
+  int queue_mb = 256;                       // unrolls waiting to be written, at most
+  int chunk_kb = 1024;                      // uncompressed bytes per chunk
+  int segment_mb = 256;                     // a segment file is published at this size ...
+  double segment_age_s = 600;               // ... or this age; 0 = no age limit
+  double sync_interval_s = 1;               // written data is fsynced at least this often ...
+  int sync_mb = 16;                         // ... and after this many bytes
+  int compress_threads = 1;
+  std::string codec = "lz4";                // "lz4" | "none"
+};
+
 // Reward shaping (docs/reward-shaping.md): a Lua function the actors call once
 // per group of envs per step, kept as its exact text so the engine can send it
 // to actor processes without Lua. Reload class: boundary.
@@ -174,6 +190,7 @@ struct ExperimentConfig {
   StopConfig stop;
   LogConfig log;
   CheckpointConfig checkpoint;
+  RecordConfig record;
   // Fields that follow a schedule (engine/schedule.h), sorted by path; empty =
   // every field constant. Each such field also holds its value at x = 0.
   std::vector<ScheduledField> schedules;

@@ -81,6 +81,9 @@ struct Learner::Impl {
   const std::string run_id;
   const envs::EnvSpec spec;
   const torch::Device device;
+  // Experience log (record_to). Declared before the agent, which hands it
+  // unrolls until it is closed or destroyed.
+  std::unique_ptr<ExperienceRecorder> recorder;
   // The algorithm (engine/agent.h): nets, optimizer, and the path from acting
   // to learning. It guards its own weights; lock order: train_mu before them.
   const std::unique_ptr<Agent> agent;
@@ -260,6 +263,10 @@ void Learner::Impl::training_loop() {
     }
     optimizer_steps += 1;
     trained_frames += step.frames;
+    if (recorder) {
+      recorder->set_learner_step(optimizer_steps.load());
+      recorder->set_config_version(applied_config_version.load());
+    }
     std::lock_guard<std::mutex> lock(stats_mu);
     last_step.loss_total = step.loss_total;
     last_step.loss_policy = step.loss_policy;
@@ -347,6 +354,22 @@ void Learner::stop() {
   m.agent->close();  // unblocks both threads wherever the agent holds them
   if (m.inference_thread.joinable()) m.inference_thread.join();
   if (m.training_thread.joinable()) m.training_thread.join();
+  // Last: the agent's closing handed over what it still held.
+  if (m.recorder) m.recorder->close();
+}
+
+void Learner::record_to(const std::string& directory) {
+  Impl& m = *impl_;
+  if (m.started) throw std::logic_error("Learner::record_to must come before start()");
+  if (m.recorder) throw std::logic_error("Learner::record_to: already recording to " +
+                                         m.recorder->stats().directory);
+  const int64_t next_episode_id = ExperienceRecorder::next_episode_id(directory);  // before a new segment opens
+  const int64_t unroll = m.cfg.algo == "r2d2" ? m.cfg.r2d2.period : m.cfg.learner.unroll;
+  m.recorder = std::make_unique<ExperienceRecorder>(m.cfg.record, directory, m.run_id, m.spec,
+                                                    UnrollShape::from_spec(m.spec, unroll),
+                                                    m.cfg.topology.envs_per_actor);
+  m.recorder->set_learner_step(m.optimizer_steps.load());
+  m.agent->set_recorder(m.recorder.get(), next_episode_id);
 }
 
 void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
@@ -462,6 +485,7 @@ LearnerStats Learner::stats() const {
   s.explored_actions = agent.explored_actions;
   s.replay_seconds = agent.replay_seconds;
   s.network_seconds = agent.network_seconds;
+  if (m.recorder) s.record = m.recorder->stats();
   s.inference_batches = m.inference_batches.load();
   s.mean_batch_envs = s.inference_batches ? static_cast<double>(m.inference_envs.load()) /
                                                 static_cast<double>(s.inference_batches)

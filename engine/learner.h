@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <thread>
@@ -28,6 +29,7 @@
 
 #include "engine/checkpoint.h"
 #include "engine/config.h"
+#include "engine/experience_recorder.h"
 #include "envs/spec.h"
 #include "rpc/service.h"
 
@@ -62,6 +64,8 @@ struct LearnerStats {
   uint64_t config_version = 0;
   uint64_t applied_config_version = 0;
   bool paused = false;
+  // Experience recording (record_to): absent when the run does not record.
+  std::optional<RecorderStats> record;
 };
 
 // Episodes played by Learner::evaluate.
@@ -90,6 +94,12 @@ class Learner : public rpc::ActorService {
   // Actors must present this token in their Hello (empty: no check). Only
   // before start().
   void set_auth_token(std::string token);
+
+  // Records every trajectory into the experience log at `directory`
+  // (config.record; engine/experience_recorder.h), continuing the episode ids
+  // of a log already there. A directory that cannot be used turns recording
+  // off (stats().record->error) and training goes on. Only before start().
+  void record_to(const std::string& directory);
 
   // Loads model, optimizer and counters. Only before start().
   Counters restore(const std::string& checkpoint_path);

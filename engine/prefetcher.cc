@@ -102,12 +102,14 @@ UnrollBatch collate_unrolls(const std::vector<UnrollPtr>& unrolls, const UnrollS
 }
 
 Prefetcher::Prefetcher(BoundedQueue<UnrollPtr>& unrolls, const UnrollShape& shape,
-                       int batch_size, const torch::Device& device, size_t batch_capacity)
+                       int batch_size, const torch::Device& device, size_t batch_capacity,
+                       UnrollSink sink)
     : shape_(shape),
       batch_size_(batch_size),
       device_(device),
       unrolls_(unrolls),
       batches_(checked_capacity(batch_size, batch_capacity)),
+      sink_(std::move(sink)),
       thread_([this] { run(); }) {}
 
 Prefetcher::~Prefetcher() { stop(); }
@@ -116,6 +118,13 @@ void Prefetcher::stop() {
   unrolls_.close();
   batches_.close();
   if (thread_.joinable()) thread_.join();
+}
+
+void Prefetcher::hand_over(std::vector<UnrollPtr>& unrolls) {
+  if (sink_) {
+    for (UnrollPtr& unroll : unrolls) sink_(std::move(unroll));
+  }
+  unrolls.clear();
 }
 
 void Prefetcher::run() {
@@ -127,7 +136,7 @@ void Prefetcher::run() {
       pending.push_back(std::move(*unroll));
       if (pending.size() < static_cast<size_t>(batch_size_)) continue;
       UnrollBatch host = collate_unrolls(pending, shape_, pin);
-      pending.clear();  // back to the pool before the device copy
+      hand_over(pending);  // to the sink or back to the pool, before the device copy
       // Counted before the push so that a consumer holding the batch sees it counted.
       batches_made_.fetch_add(1);
       unrolls_collated_.fetch_add(batch_size_);
@@ -144,6 +153,15 @@ void Prefetcher::run() {
     unrolls_.close();
   }
   dropped_unrolls_.fetch_add(static_cast<int64_t>(pending.size()));
+  try {
+    hand_over(pending);
+    if (sink_) {
+      while (std::optional<UnrollPtr> unroll = unrolls_.try_pop()) sink_(std::move(*unroll));
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> guard(error_mu_);
+    if (!error_) error_ = std::current_exception();
+  }
   pending.clear();
   batches_.close();
 }

@@ -7,6 +7,11 @@
 // Ownership: the unroll queue is borrowed (the inference thread pushes into
 //   it) and must outlive the Prefetcher; the batch queue and the thread are
 //   owned.
+// Sink: when given one, every unroll goes to it once the prefetcher is done
+//   with it (the experience recorder), instead of straight back to its pool:
+//   after it is stacked, and at shutdown the unrolls of a last partial batch
+//   and those still in the queue (recorded, never trained on). The sink runs
+//   on the prefetch thread and may block (backpressure).
 // Shutdown: close the unroll queue. The thread collates what still makes a
 //   full batch, drops a last partial batch (counted in stats), closes the
 //   batch queue and exits. stop() (and the destructor) closes both queues and
@@ -20,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -49,12 +55,14 @@ struct PrefetcherStats {
   int64_t dropped_unrolls = 0;  // left in a partial batch at shutdown
 };
 
+using UnrollSink = std::function<void(UnrollPtr)>;
+
 class Prefetcher {
  public:
   // Starts the thread, collating `batch_size` unrolls of `shape` per batch.
   // Throws std::invalid_argument for batch_size < 1 or batch_capacity < 1.
   Prefetcher(BoundedQueue<UnrollPtr>& unrolls, const UnrollShape& shape, int batch_size,
-             const torch::Device& device, size_t batch_capacity = 2);
+             const torch::Device& device, size_t batch_capacity = 2, UnrollSink sink = {});
   // stop().
   ~Prefetcher();
 
@@ -78,12 +86,14 @@ class Prefetcher {
 
  private:
   void run();
+  void hand_over(std::vector<UnrollPtr>& unrolls);  // to sink_ (when set); leaves `unrolls` empty
 
   const UnrollShape shape_;
   const int batch_size_;
   const torch::Device device_;
   BoundedQueue<UnrollPtr>& unrolls_;
   BoundedQueue<UnrollBatch> batches_;
+  const UnrollSink sink_;
 
   std::atomic<int64_t> batches_made_{0};
   std::atomic<int64_t> unrolls_collated_{0};

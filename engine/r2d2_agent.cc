@@ -103,6 +103,9 @@ class R2d2Agent : public Agent {
  public:
   R2d2Agent(const ExperimentConfig& config, const envs::EnvSpec& spec, torch::Device device)
       : device_(device),
+        spec_(spec),
+        eval_slot_(evaluation_slots(config)),
+        record_length_(config.r2d2.period),
         eval_epsilon_(config.r2d2.eval_epsilon),
         trace_(config.r2d2.trace),
         core_(core_config(config), spec, config.topology.actors * config.topology.envs_per_actor, device),
@@ -117,16 +120,29 @@ class R2d2Agent : public Agent {
     return true;
   }
 
-  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t) override {
+  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version) override {
     core_.observe(slot, obs, reward, flags);
+    if (record_store_ && !eval_slot_[static_cast<size_t>(slot)]) {
+      // A full recorder queue under "backpressure" holds the inference thread here.
+      if (UnrollPtr done = record_store_->observe(slot, obs, reward, flags, config_version)) {
+        recorder_->offer(std::move(done));
+      }
+    }
   }
 
-  torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs, int64_t) override {
+  torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs, int64_t version) override {
     if (exploration_changed_.exchange(false)) {
       std::lock_guard<std::mutex> lock(exploration_mu_);
       core_.set_exploration(exploration_[0], exploration_[1]);
     }
-    return core_.act(slots, obs);
+    if (!record_store_) return core_.act(slots, obs);
+    torch::Tensor actions = core_.act(slots, obs, &logp_);
+    const int64_t* a = actions.data_ptr<int64_t>();
+    for (size_t i = 0; i < slots.size(); ++i) {
+      const int slot = static_cast<int>(slots[i]);
+      if (!eval_slot_[static_cast<size_t>(slot)]) record_store_->act(slot, a + i, logp_[i], version);
+    }
+    return actions;
   }
 
   void take_finished_episodes(std::vector<EpisodeResult>& out) override { core_.take_finished_episodes(out); }
@@ -183,6 +199,14 @@ class R2d2Agent : public Agent {
     return std::make_unique<R2d2EvalPolicy>(core_, n, greedy ? 0.0 : eval_epsilon_, device_, seed);
   }
 
+  void set_recorder(ExperienceRecorder* recorder, int64_t next_episode_id) override {
+    if (!recorder) return;
+    record_store_ = std::make_unique<UnrollStore>(
+        static_cast<int>(eval_slot_.size()), UnrollPool::create(UnrollShape::from_spec(spec_, record_length_)));
+    record_store_->set_next_episode_id(next_episode_id);
+    recorder_ = recorder;
+  }
+
   void save(const std::string& path, const Counters& counters) override {
     NetPair nets(core_.online(), core_.target());
     save_checkpoint(path, nets, core_.optimizer(), counters);
@@ -211,6 +235,9 @@ class R2d2Agent : public Agent {
   static std::string replay_path(const std::string& checkpoint) { return checkpoint + ".replay"; }
 
   const torch::Device device_;
+  const envs::EnvSpec spec_;
+  const std::vector<bool> eval_slot_;
+  const int64_t record_length_;  // steps per recorded unroll
   const double eval_epsilon_;
   const int64_t trace_;
   R2d2Core core_;
@@ -218,6 +245,10 @@ class R2d2Agent : public Agent {
   std::mutex exploration_mu_;
   double exploration_[2];  // GUARDED_BY(exploration_mu_): epsilon_base, epsilon_alpha the actors should use
   std::atomic<bool> exploration_changed_{false};
+  // Recording (set_recorder), inference thread only: the training envs' steps as unrolls.
+  std::unique_ptr<UnrollStore> record_store_;
+  ExperienceRecorder* recorder_ = nullptr;
+  std::vector<float> logp_;
 };
 
 }  // namespace

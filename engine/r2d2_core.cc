@@ -90,7 +90,8 @@ void R2d2Core::observe(int slot, const uint8_t* obs, float reward, uint8_t flags
   recorder_.observe(slot, obs, reward, flags);
 }
 
-torch::Tensor R2d2Core::act(const std::vector<int64_t>& slots, const torch::Tensor& obs) {
+torch::Tensor R2d2Core::act(const std::vector<int64_t>& slots, const torch::Tensor& obs,
+                            std::vector<float>* behaviour_logp) {
   const int64_t n = static_cast<int64_t>(slots.size());
   torch::Tensor prev_action = torch::empty({n}, torch::kInt64);
   torch::Tensor prev_reward = torch::empty({n}, torch::kFloat32);
@@ -123,6 +124,7 @@ torch::Tensor R2d2Core::act(const std::vector<int64_t>& slots, const torch::Tens
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_.sequences_queued += static_cast<int64_t>(completed.size());
   stats_.explored_actions += d.explored;
+  if (behaviour_logp) *behaviour_logp = std::move(d.behaviour_logp);
   return d.actions;
 }
 

@@ -88,8 +88,11 @@ class R2d2Core {
   // Inference thread.
   void observe(int slot, const uint8_t* obs, float reward, uint8_t flags);
   // obs [n, obs...] in the observation's dtype, one row per slot, each slot
-  // observed just before. Returns the actions, [n] int64 on the CPU.
-  torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs);
+  // observed just before. Returns the actions, [n] int64 on the CPU, and when
+  // `behaviour_logp` is given, their log-probabilities under the
+  // epsilon-greedy policy that chose them.
+  torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs,
+                    std::vector<float>* behaviour_logp = nullptr);
   void reset_slot(int slot);
   // New Ape-X parameters for the training slots (evaluation slots keep
   // eval_epsilon), from the next act(). Throws std::invalid_argument for a

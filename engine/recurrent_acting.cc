@@ -1,5 +1,7 @@
 #include "engine/recurrent_acting.h"
 
+#include <cmath>
+
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -99,11 +101,16 @@ ActingDecision RecurrentActing::act(models::QNetImpl& net, const std::vector<int
   int64_t* a = out.actions.data_ptr<int64_t>();
   std::uniform_real_distribution<double> coin(0.0, 1.0);
   std::uniform_int_distribution<int64_t> any(0, num_actions - 1);
+  out.behaviour_logp.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    if (coin(rng_) < epsilons_[static_cast<size_t>(slots[static_cast<size_t>(i)])]) {
+    const double epsilon = epsilons_[static_cast<size_t>(slots[static_cast<size_t>(i)])];
+    const int64_t greedy = a[i];
+    if (coin(rng_) < epsilon) {
       a[i] = any(rng_);
       out.explored += 1;
     }
+    const double p = epsilon / static_cast<double>(num_actions) + (a[i] == greedy ? 1.0 - epsilon : 0.0);
+    out.behaviour_logp[static_cast<size_t>(i)] = static_cast<float>(std::log(p));
   }
   return out;
 }

@@ -32,6 +32,9 @@ struct ActingDecision {
   torch::Tensor q;        // [n, A] the net's values, CPU float
   torch::Tensor h, c;     // [n, lstm] CPU float: the state each slot was acted on with (after a reset)
   int64_t explored = 0;   // actions drawn at random
+  // [n] log mu(a|x) of the epsilon-greedy policy that chose each action:
+  // log(epsilon / A + (1 - epsilon) [a is the greedy action]).
+  std::vector<float> behaviour_logp;
 };
 
 class RecurrentActing {

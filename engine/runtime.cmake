@@ -1,8 +1,9 @@
 # Sources of the learner runtime: clock, inference batcher (header only),
-# bounded queue (header only), unroll store and prefetcher.
+# bounded queue (header only), unroll store, prefetcher and experience recorder.
 # Included by engine/CMakeLists.txt.
 set(MOONSEED_ENGINE_RUNTIME_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/clock.cc
+  ${CMAKE_CURRENT_LIST_DIR}/experience_recorder.cc
   ${CMAKE_CURRENT_LIST_DIR}/prefetcher.cc
   ${CMAKE_CURRENT_LIST_DIR}/unroll_store.cc
 )

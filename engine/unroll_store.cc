@@ -1,5 +1,6 @@
 #include "engine/unroll_store.h"
 
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -81,6 +82,9 @@ std::unique_ptr<Unroll> UnrollPool::allocate() const {
   unroll->valid.assign(steps, 0);
   unroll->policy_version.assign(steps, 0);
   unroll->config_version.assign(steps, 0);
+  unroll->episode_id.assign(steps, 0);
+  unroll->episode_step.assign(steps, 0);
+  unroll->obs_flags.assign(steps, 0);
   return unroll;
 }
 
@@ -196,10 +200,22 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
     s.episode_return = 0;
     s.episode_length = 0;
   }
+  // A new episode for the log: one that starts here, or one whose start this
+  // store never saw (the slot's first observation, or after an interruption).
+  const bool after_final = s.t >= 0 && !s.unroll->valid[static_cast<size_t>(s.t)];
+  if (first || s.episode_id < 0 || after_final) {
+    s.episode_id = next_episode_id_++;
+    s.episode_step = 0;
+  } else {
+    s.episode_step += 1;
+  }
 
   Unroll& u = *s.unroll;
   const int64_t t = s.t + 1;
   const size_t ti = static_cast<size_t>(t);
+  u.episode_id[ti] = s.episode_id;
+  u.episode_step[ti] = s.episode_step;
+  u.obs_flags[ti] = flags;
   std::memcpy(u.observations.data() + ti * static_cast<size_t>(obs_bytes_), obs,
               static_cast<size_t>(obs_bytes_));
   u.valid[ti] = (flags & (rpc::kTerminated | rpc::kTruncated)) ? 0 : 1;
@@ -224,6 +240,12 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
   std::memcpy(next->observations.data(), obs, static_cast<size_t>(obs_bytes_));
   next->valid[0] = u.valid[ti];
   next->config_version[0] = config_version;
+  next->episode_id[0] = u.episode_id[ti];
+  next->episode_step[0] = u.episode_step[ti];
+  next->obs_flags[0] = u.obs_flags[ti];
+  u.wall_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
   UnrollPtr done = std::move(s.unroll);
   s.unroll = std::move(next);
   s.t = 0;
@@ -251,10 +273,18 @@ void UnrollStore::act(int slot, const void* action, float behaviour_logp,
 void UnrollStore::reset_slot(int slot) {
   Slot& s = slot_at(slot, "reset_slot");
   s.t = -1;
+  s.episode_id = -1;
   s.awaiting_action = false;
   s.episode_seen = false;
   s.episode_return = 0;
   s.episode_length = 0;
+}
+
+void UnrollStore::set_next_episode_id(int64_t id) {
+  if (stats_.observations > 0) {
+    throw std::logic_error("UnrollStore::set_next_episode_id must come before the first observe()");
+  }
+  next_episode_id_ = id;
 }
 
 void UnrollStore::take_finished_episodes(std::vector<EpisodeResult>& out) {

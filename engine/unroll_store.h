@@ -72,6 +72,13 @@ struct Unroll {
   // T+1: the config version the actor stepped under when it sent x_t (the
   // StepBatch's; hot reload, docs/experiments-design.md). Step T keeps x_T's.
   std::vector<uint64_t> config_version;
+  // T+1, for the experience log (engine/experience_recorder.h): the episode x_t
+  // belongs to (ids from UnrollStore's counter, unique within one store), its
+  // index within that episode, and the rpc::StepFlag bits x_t arrived with.
+  std::vector<int64_t> episode_id;
+  std::vector<int64_t> episode_step;
+  std::vector<uint8_t> obs_flags;
+  int64_t wall_time_ns = 0;  // system clock when x_T arrived
 };
 
 class UnrollPool;
@@ -150,6 +157,11 @@ class UnrollStore {
   // next observe() starts afresh.
   void reset_slot(int slot);
 
+  // Episode ids: every episode the store sees start (kFirst, or a slot's
+  // first observation) takes the next id, from 0 unless set here (a resumed
+  // run continues its log's ids). Only before the first observe().
+  void set_next_episode_id(int64_t id);
+
   // Moves the episodes finished since the last call to the end of `out`.
   void take_finished_episodes(std::vector<EpisodeResult>& out);
 
@@ -165,6 +177,8 @@ class UnrollStore {
     bool episode_seen = false;    // this episode started with a kFirst we saw
     double episode_return = 0;
     int64_t episode_length = 0;
+    int64_t episode_id = -1;      // of the slot's latest observation
+    int64_t episode_step = 0;     // ... and its index within the episode
   };
 
   Slot& slot_at(int slot, const char* what);
@@ -178,6 +192,7 @@ class UnrollStore {
   std::vector<Slot> slots_;
   std::vector<EpisodeResult> finished_;
   UnrollStoreStats stats_;
+  int64_t next_episode_id_ = 0;
 };
 
 }  // namespace moonseed::engine

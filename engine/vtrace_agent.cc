@@ -4,6 +4,7 @@
 // the training thread runs vtrace_loss and the optimizer. A full FIFO blocks
 // observe(), which holds every actor back (backpressure).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <mutex>
 #include <optional>
@@ -58,7 +59,13 @@ class VtraceAgent : public Agent {
     model_->to(device_);
     optimizer_ = make_optimizer(config.optimizer, model_->parameters());
     params_ = model_->parameters();
-    prefetcher_ = std::make_unique<Prefetcher>(unrolls_, store_.pool().shape(), config.learner.batch, device_);
+    // Unrolls go to the recorder once stacked, when there is one (set_recorder).
+    prefetcher_ = std::make_unique<Prefetcher>(unrolls_, store_.pool().shape(), config.learner.batch, device_, 2,
+                                               [this](UnrollPtr unroll) {
+                                                 if (ExperienceRecorder* r = recorder_.load()) {
+                                                   r->offer(std::move(unroll));
+                                                 }
+                                               });
   }
 
   ~VtraceAgent() override { close(); }
@@ -142,6 +149,11 @@ class VtraceAgent : public Agent {
                                               spec_.action.kind == envs::SpaceKind::kDiscrete);
   }
 
+  void set_recorder(ExperienceRecorder* recorder, int64_t next_episode_id) override {
+    store_.set_next_episode_id(next_episode_id);
+    recorder_.store(recorder);
+  }
+
   void save(const std::string& path, const Counters& counters) override {
     save_checkpoint(path, *model_, *optimizer_, counters);
   }
@@ -159,6 +171,7 @@ class VtraceAgent : public Agent {
   UnrollStore store_;                // inference thread only
   std::unique_ptr<Prefetcher> prefetcher_;
   std::optional<UnrollBatch> batch_;  // training thread: from await_batch() to train()
+  std::atomic<ExperienceRecorder*> recorder_{nullptr};  // set before the threads start
 };
 
 }  // namespace

@@ -247,6 +247,23 @@ std::vector<FieldSchema> build_schema() {
 
       number(MOONSEED_FIELD(checkpoint.interval_s), 0, kInf, kHot, "seconds between checkpoints; 0 = only at the end"),
       integer(MOONSEED_FIELD(checkpoint.keep), 1, 1000, kHot, "newest checkpoints kept"),
+
+      boolean(MOONSEED_FIELD(record.enabled), kRestart,
+              "record every unroll the learner trains on into an experience log (docs/experience-log.md)"),
+      string(MOONSEED_FIELD(record.dir), {}, kRestart,
+             "log directory; \"\" = RUN_DIR/experience, a relative path is taken from the run directory"),
+      string(MOONSEED_FIELD(record.full_queue), {"backpressure", "drop"}, kRestart,
+             "when the disk cannot keep up: hold training back, or drop unrolls and count them"),
+      integer(MOONSEED_FIELD(record.queue_mb), 1, 1 << 20, kRestart, "MiB of unrolls waiting to be written, at most"),
+      integer(MOONSEED_FIELD(record.chunk_kb), 1, 1 << 20, kRestart, "uncompressed KiB per chunk"),
+      integer(MOONSEED_FIELD(record.segment_mb), 1, 1 << 20, kRestart, "a segment file is published at this size"),
+      number(MOONSEED_FIELD(record.segment_age_s), 0, kInf, kRestart,
+             "... or once it is this old (seconds); 0 = no age limit"),
+      number(MOONSEED_FIELD(record.sync_interval_s), 0.001, 86400, kRestart,
+             "written data is fsynced at least this often (seconds)"),
+      integer(MOONSEED_FIELD(record.sync_mb), 1, 1 << 20, kRestart, "... and after this many MiB"),
+      integer(MOONSEED_FIELD(record.compress_threads), 1, 64, kRestart, "threads compressing chunks"),
+      string(MOONSEED_FIELD(record.codec), {"lz4", "none"}, kRestart, "chunk compression"),
   };
 }
 
@@ -259,7 +276,7 @@ std::vector<FieldSchema> build_schema() {
   // `schedules` is not a field: it belongs to the fields it schedules.
   // `reward_shaping` is kRewardShapingPath, handled by hand (config_schema.h).
   [[maybe_unused]] auto& [name, algo, seed, runs_dir, env, model, vtrace, r2d2, optimizer, topology, inference,
-                          learner, stop, log, checkpoint, schedules, reward_shaping] = c;
+                          learner, stop, log, checkpoint, record, schedules, reward_shaping] = c;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
   [[maybe_unused]] auto& [env_id, env_options] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;
@@ -278,6 +295,8 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [frames, seconds, return_mean, eval_return_mean] = c.stop;
   [[maybe_unused]] auto& [interval_s, progress] = c.log;
   [[maybe_unused]] auto& [checkpoint_interval_s, keep] = c.checkpoint;
+  [[maybe_unused]] auto& [record_enabled, record_dir, full_queue, queue_mb, chunk_kb, segment_mb, segment_age_s,
+                          sync_interval_s, sync_mb, compress_threads, codec] = c.record;
 }
 
 }  // namespace

@@ -162,6 +162,24 @@ TEST(Prefetcher, ClosingTheUnrollQueueDropsAPartialBatchAndEndsTheBatches) {
   EXPECT_EQ(pool->available(), pool->allocated());
 }
 
+TEST(Prefetcher, HandsEveryUnrollToTheSinkOnceEvenThoseNeverTrainedOn) {
+  auto pool = UnrollPool::create(shape_of(envs::SpaceKind::kDiscrete, 1, envs::DType::kFloat32));
+  BoundedQueue<UnrollPtr> unrolls(16);
+  std::vector<int> sunk;  // slots, in the order the sink saw them (the prefetch thread only)
+  {
+    Prefetcher prefetcher(unrolls, pool->shape(), 2, torch::Device(torch::kCPU), 1,
+                          [&](UnrollPtr u) { sunk.push_back(u->slot); });
+    // 2 full batches, then a partial one; the batch queue holds one batch, so
+    // after next() takes the first, the second waits in it and the third
+    // batch's unrolls stay behind.
+    for (int i = 0; i < 7; ++i) ASSERT_TRUE(unrolls.push(make_unroll(*pool, i)));
+    ASSERT_TRUE(prefetcher.next().has_value());
+    prefetcher.stop();  // closes both queues: the rest is sunk, never trained on
+  }
+  EXPECT_EQ(sunk, (std::vector<int>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(pool->available(), pool->allocated());
+}
+
 TEST(Prefetcher, StopEndsAThreadWaitingForUnrolls) {
   auto pool = UnrollPool::create(shape_of(envs::SpaceKind::kDiscrete, 1, envs::DType::kFloat32));
   BoundedQueue<UnrollPtr> unrolls(8);

@@ -283,6 +283,41 @@ TEST(UnrollStore, ResetSlotStartsTheSlotAfresh) {
   EXPECT_EQ(obs_at(*u, 0, 1), 20.f);
 }
 
+TEST(UnrollStore, NumbersEpisodesAndTheirStepsForTheLog) {
+  UnrollStore store(2, UnrollPool::create(discrete_shape()));
+  store.set_next_episode_id(40);
+  SlotDriver a(store, 0), b(store, 1);
+  a.step(0, 0.f, rpc::kFirst, 1);         // episode 40, step 0
+  b.step(100, 0.f, 0, 1);                 // slot 1's first observation, no kFirst: episode 41
+  a.step(1, 1.f, rpc::kTerminated, 1);    // 40, step 1: the final observation
+  a.step(2, 0.f, rpc::kFirst, 1);         // episode 42 (ids are taken in order of starts)
+  UnrollPtr u = a.step(3, 1.f, 0, 1);     // 42, step 1
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->episode_id, (std::vector<int64_t>{40, 40, 42, 42}));
+  EXPECT_EQ(u->episode_step, (std::vector<int64_t>{0, 1, 0, 1}));
+  EXPECT_EQ(u->obs_flags, (std::vector<uint8_t>{rpc::kFirst, rpc::kTerminated, rpc::kFirst, 0}));
+  EXPECT_GT(u->wall_time_ns, 0);
+  // Step T comes back as step 0 of the next unroll, with its numbering.
+  for (int i = 4; i < 3 + kT; ++i) a.step(static_cast<float>(i), 1.f, 0, 1);
+  UnrollPtr next = a.step(static_cast<float>(3 + kT), 1.f, 0, 1);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->episode_id, (std::vector<int64_t>{42, 42, 42, 42}));
+  EXPECT_EQ(next->episode_step, (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(next->obs_flags[0], 0);
+  // An episode interrupted by a restart, and a reset slot, start new ids.
+  b.step(101, 1.f, 0, 1);
+  b.step(200, 0.f, rpc::kFirst, 1);  // 43
+  store.reset_slot(1);
+  b.step(300, 0.f, 0, 1);  // 44
+  b.step(301, 1.f, 0, 1);
+  b.step(302, 1.f, 0, 1);
+  UnrollPtr ub = b.step(303, 1.f, 0, 1);
+  ASSERT_TRUE(ub);
+  EXPECT_EQ(ub->episode_id, (std::vector<int64_t>{44, 44, 44, 44}));
+  EXPECT_EQ(ub->episode_step, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_THROW(store.set_next_episode_id(0), std::logic_error);  // after observations
+}
+
 TEST(UnrollStore, StoresBoxActionsAsFloatVectors) {
   UnrollShape shape = discrete_shape();
   shape.action_kind = envs::SpaceKind::kBox;

@@ -78,6 +78,17 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.log.progress = false;
   c.checkpoint.interval_s = 60;
   c.checkpoint.keep = 5;
+  c.record.enabled = true;
+  c.record.dir = "/data/logs";
+  c.record.full_queue = "drop";
+  c.record.queue_mb = 64;
+  c.record.chunk_kb = 512;
+  c.record.segment_mb = 128;
+  c.record.segment_age_s = 30;
+  c.record.sync_interval_s = 0.5;
+  c.record.sync_mb = 8;
+  c.record.compress_threads = 2;
+  c.record.codec = "none";
   c.reward_shaping.source =
       "function(n, reward, obs, obs_size, terminated, truncated)\n"
       "    for i = 0, n - 1 do reward[i] = 2 * reward[i] - 0.5 * obs[i * obs_size] end\n"

@@ -1,0 +1,122 @@
+// What recording every trajectory costs (docs/experience-log.md): training
+// throughput of `moonseed run` with record.enabled = false and = true, runs
+// alternated off/on so that a machine that drifts biases neither side, for
+//   cartpole: examples/cartpole_vtrace.lua (tiny observations, ~10^5 steps/s);
+//   atari:    bench/synthetic_atari.lua, SyntheticAtari-v0: 210x160x3 uint8
+//             frames at an Atari step's CPU cost.
+// Printed per workload: frames trained per second off and on (median over the
+// rounds), their ratio, the record's bytes per step raw and on disk, and the
+// compression ratio; the ratio on/off is the figure (goal: overhead <= 3%).
+// Usage: record_bench [rounds=3] [seconds=12] [cartpole|atari|both=both]
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/process.h"
+
+namespace {
+
+using moonseed::testing::ChildProcess;
+using moonseed::testing::MetricsRow;
+
+struct Measure {
+  double trained_fps = 0;   // over the steady part (after the first 3 s)
+  double acted_fps = 0;
+  double record_steps = 0;  // at the last row
+  double disk_mb = 0;
+  double ratio = 0;         // raw / disk
+  double dropped = 0;
+};
+
+bool run_once(const std::string& script, double seconds, bool record, const std::vector<std::string>& extra,
+              Measure* out) {
+  const std::string runs = moonseed::testing::make_temp_dir("moonseed-record-bench");
+  std::vector<std::string> argv = {MOONSEED_BINARY, "run", script, "runs_dir=" + runs, "stop.return_mean=0",
+                                   "stop.seconds=" + std::to_string(seconds), "log.interval_s=0.5",
+                                   "checkpoint.interval_s=0", "--quiet",
+                                   std::string("record.enabled=") + (record ? "true" : "false")};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  ChildProcess run(argv, runs + "/learner.log");
+  if (run.wait(seconds + 180) != std::optional<int>(0)) {
+    std::fprintf(stderr, "moonseed run failed:\n%s\n", moonseed::testing::read_file(runs + "/learner.log").c_str());
+    return false;
+  }
+  const auto dirs = moonseed::testing::list_dirs(runs);
+  const auto rows = moonseed::testing::read_metrics(dirs.at(0) + "/metrics.jsonl");
+  const MetricsRow* first = nullptr;
+  const MetricsRow* last = nullptr;
+  for (const MetricsRow& r : rows) {
+    if (!r.count("trained_frames")) continue;  // events
+    if (!first && r.at("time_s") >= 3.0) first = &r;
+    last = &r;
+  }
+  if (!first || !last || first == last) {
+    std::fprintf(stderr, "run too short to measure\n");
+    return false;
+  }
+  const double dt = last->at("time_s") - first->at("time_s");
+  out->trained_fps = (last->at("trained_frames") - first->at("trained_frames")) / dt;
+  out->acted_fps = (last->at("frames") - first->at("frames")) / dt;
+  if (record) {
+    out->record_steps = last->at("record_steps");
+    out->disk_mb = last->at("record_disk_mb");
+    out->ratio = last->at("record_ratio");
+    out->dropped = last->at("record_dropped_steps");
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(runs, ec);
+  return true;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+bool workload(const char* name, const std::string& script, const std::vector<std::string>& extra, int rounds,
+              double seconds) {
+  std::vector<double> off, on, ratios;
+  Measure last_on;
+  for (int i = 0; i < rounds; ++i) {
+    Measure a, b;
+    // Alternate which goes first, so a trend in the machine's speed cancels out.
+    const bool on_first = i % 2 == 1;
+    if (!run_once(script, seconds, on_first, extra, on_first ? &b : &a)) return false;
+    if (!run_once(script, seconds, !on_first, extra, on_first ? &a : &b)) return false;
+    off.push_back(a.trained_fps);
+    on.push_back(b.trained_fps);
+    ratios.push_back(b.trained_fps / a.trained_fps);
+    last_on = b;
+    std::printf("  %-8s round %d: off %9.0f  on %9.0f frames trained/s  (on/off %.3f)\n", name, i + 1,
+                a.trained_fps, b.trained_fps, b.trained_fps / a.trained_fps);
+    std::fflush(stdout);
+  }
+  const double disk_per_step = last_on.record_steps > 0 ? last_on.disk_mb * 1048576.0 / last_on.record_steps : 0;
+  std::printf("%-8s off %9.0f  on %9.0f frames trained/s   ratio on/off %.3f (median of rounds; goal >= 0.97)\n",
+              name, median(off), median(on), median(ratios));
+  std::printf("%-8s %.0f bytes/step on disk, %.0f raw, compression %.2fx, %.0f steps dropped\n", name,
+              disk_per_step, disk_per_step * last_on.ratio, last_on.ratio, last_on.dropped);
+  std::fflush(stdout);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::stoi(argv[1]) : 3;
+  const double seconds = argc > 2 ? std::stod(argv[2]) : 12;
+  const std::string which = argc > 3 ? argv[3] : "both";
+  const std::string source = MOONSEED_SOURCE_DIR;
+  std::printf("record_bench: %d rounds of %.0f s runs, recording off vs on\n", rounds, seconds);
+  bool ok = true;
+  if (which == "cartpole" || which == "both") {
+    ok = ok && workload("cartpole", source + "/examples/cartpole_vtrace.lua", {}, rounds, seconds);
+  }
+  if (which == "atari" || which == "both") {
+    ok = ok && workload("atari", source + "/bench/synthetic_atari.lua", {}, rounds, seconds);
+  }
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,261 @@
+#include "engine/experience_recorder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "engine/explog_reader.h"
+#include "rpc/messages.h"
+
+namespace moonseed::engine {
+namespace {
+
+constexpr size_t kObservation = 0, kAction = 1, kReward = 2, kTerminated = 3, kTruncated = 4, kLogp = 5,
+                 kPolicyVersion = 6, kConfigVersion = 7, kColumns = 8;
+
+std::string json_dims(const std::vector<int64_t>& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? "," : "") + std::to_string(dims[i]);
+  return out + "]";
+}
+
+std::string json_space(const envs::Space& space) {
+  std::ostringstream os;
+  if (space.kind == envs::SpaceKind::kDiscrete) {
+    os << "{\"kind\":\"discrete\",\"n\":" << space.n << "}";
+  } else {
+    os << "{\"kind\":\"box\",\"dtype\":\"" << (space.dtype == envs::DType::kUInt8 ? "u8" : "f32")
+       << "\",\"shape\":" << json_dims(space.shape) << "}";
+  }
+  return os.str();
+}
+
+explog::FullQueuePolicy policy_of(const std::string& name) {
+  if (name == "drop") return explog::FullQueuePolicy::kDrop;
+  if (name == "backpressure") return explog::FullQueuePolicy::kBackpressure;
+  throw std::invalid_argument("record.full_queue must be \"backpressure\" or \"drop\", got \"" + name + "\"");
+}
+
+// Bytes one recorded step takes before compression.
+size_t step_bytes(const UnrollShape& shape) {
+  return static_cast<size_t>(shape.observation_bytes() + shape.action_bytes()) + 4 + 1 + 1 + 4 + 8 + 8;
+}
+
+template <typename T>
+void append_values(std::vector<uint8_t>& column, const std::vector<T>& values, int64_t from, int64_t to) {
+  const size_t bytes = static_cast<size_t>(to - from) * sizeof(T);
+  column.resize(bytes);
+  std::memcpy(column.data(), values.data() + from, bytes);
+}
+
+}  // namespace
+
+explog::LogSchema ExperienceRecorder::schema_for(const envs::EnvSpec& spec, const std::string& run_id,
+                                                 const std::string& codec) {
+  explog::LogSchema schema;
+  schema.run_id = run_id;
+  schema.codec = codec;
+  schema.spec = "{\"env\":\"" + spec.id + "\",\"observation\":" + json_space(spec.observation) +
+                ",\"action\":" + json_space(spec.action) +
+                ",\"max_episode_steps\":" + std::to_string(spec.max_episode_steps) + "}";
+  const bool discrete = spec.action.kind == envs::SpaceKind::kDiscrete;
+  schema.columns.resize(kColumns);
+  schema.columns[kObservation] = {"observation",
+                                  spec.observation.dtype == envs::DType::kUInt8 ? explog::DType::kU8
+                                                                                 : explog::DType::kF32,
+                                  spec.observation.shape};
+  schema.columns[kAction] = {"action", discrete ? explog::DType::kI64 : explog::DType::kF32,
+                             discrete ? std::vector<int64_t>{} : std::vector<int64_t>{spec.action.numel()}};
+  schema.columns[kReward] = {"reward", explog::DType::kF32, {}};
+  schema.columns[kTerminated] = {"terminated", explog::DType::kU8, {}};
+  schema.columns[kTruncated] = {"truncated", explog::DType::kU8, {}};
+  schema.columns[kLogp] = {"behaviour_logp", explog::DType::kF32, {}};
+  schema.columns[kPolicyVersion] = {"policy_version", explog::DType::kI64, {}};
+  schema.columns[kConfigVersion] = {"config_version", explog::DType::kI64, {}};
+  return schema;
+}
+
+int64_t ExperienceRecorder::next_episode_id(const std::string& directory) {
+  try {
+    explog::LogReader reader(directory);
+    int64_t next = 0;
+    for (const explog::ChunkRef& chunk : reader.chunks()) {
+      if (chunk.summary.record_count > 0) next = std::max(next, chunk.summary.max_episode_id + 1);
+    }
+    return next;
+  } catch (const std::exception&) {
+    return 0;  // no log there (yet), or nothing readable in it
+  }
+}
+
+ExperienceRecorder::ExperienceRecorder(const RecordConfig& config, const std::string& directory,
+                                       const std::string& run_id, const envs::EnvSpec& spec,
+                                       const UnrollShape& shape, int envs_per_actor,
+                                       std::function<void()> before_chunk_write)
+    : config_(config),
+      directory_(directory),
+      shape_(shape),
+      envs_per_actor_(std::max(1, envs_per_actor)),
+      schema_(schema_for(spec, run_id, config.codec)),
+      queue_(std::max<size_t>(2, static_cast<size_t>(config.queue_mb) * (size_t{1} << 20) / 2 /
+                                     (step_bytes(shape) * static_cast<size_t>(shape.unroll_length)))) {
+  explog::WriterOptions options;
+  options.directory = directory;
+  options.chunk_target_bytes = static_cast<size_t>(config.chunk_kb) << 10;
+  options.queue_max_records = size_t{1} << 30;  // bounded by bytes
+  options.queue_max_bytes = std::max<size_t>(static_cast<size_t>(config.queue_mb) << 20 >> 1, 1);
+  // The recorder's queue applies record.full_queue; the writer always holds
+  // the recorder's thread back, so nothing is dropped between the two.
+  policy_of(config.full_queue);
+  options.full_queue = explog::FullQueuePolicy::kBackpressure;
+  options.compress_threads = config.compress_threads;
+  options.segment_max_bytes = static_cast<uint64_t>(config.segment_mb) << 20;
+  options.segment_max_age_ms = static_cast<int64_t>(config.segment_age_s * 1000);
+  options.sync_interval_ms = std::max<int64_t>(1, static_cast<int64_t>(config.sync_interval_s * 1000));
+  options.sync_bytes = static_cast<uint64_t>(config.sync_mb) << 20;
+  options.before_chunk_write = std::move(before_chunk_write);
+  stats_.directory = directory;
+  try {
+    writer_ = std::make_unique<explog::LogWriter>(schema_, options);
+    stats_.recording = true;
+  } catch (const std::invalid_argument&) {
+    throw;
+  } catch (const std::exception& e) {
+    stats_.error = e.what();
+    std::cerr << "moonseed: experience recording is off: " << e.what() << "; training goes on\n";
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+ExperienceRecorder::~ExperienceRecorder() { close(); }
+
+bool ExperienceRecorder::offer(UnrollPtr unroll) {
+  if (!unroll) return false;
+  const int64_t steps = shape_.unroll_length;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.unrolls += 1;
+    if (!stats_.recording || closed_) {
+      stats_.dropped_steps += steps;
+      return false;
+    }
+  }
+  const bool queued = config_.full_queue == "drop" ? queue_.try_push(unroll) : queue_.push(std::move(unroll));
+  if (!queued) drop(steps);
+  return queued;
+}
+
+void ExperienceRecorder::drop(int64_t steps) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.dropped_steps += steps;
+}
+
+void ExperienceRecorder::run() {
+  while (std::optional<UnrollPtr> unroll = queue_.pop()) {
+    record(**unroll);
+  }
+}
+
+void ExperienceRecorder::record(const Unroll& u) {
+  const int64_t T = shape_.unroll_length;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stats_.recording) {
+      stats_.dropped_steps += T;
+      return;
+    }
+  }
+  const int64_t obs_bytes = shape_.observation_bytes();
+  const int64_t action_bytes = shape_.action_bytes();
+  const int64_t learner_step = learner_step_.load(std::memory_order_relaxed);
+  const uint64_t config_version = config_version_.load(std::memory_order_relaxed);
+  int64_t recorded = 0, dropped = 0;
+  std::string error;
+  for (int64_t start = 0; start < T;) {
+    int64_t end = start + 1;
+    while (end < T && u.episode_id[static_cast<size_t>(end)] == u.episode_id[static_cast<size_t>(start)]) ++end;
+    const size_t first = static_cast<size_t>(start), last = static_cast<size_t>(end - 1);
+    explog::Record r;
+    r.meta.actor_id = u.slot / envs_per_actor_;
+    r.meta.env_id = u.slot % envs_per_actor_;
+    r.meta.episode_id = u.episode_id[first];
+    r.meta.first_step = u.episode_step[first];
+    r.meta.steps = static_cast<int32_t>(end - start);
+    if (u.obs_flags[first] & rpc::kFirst) r.meta.flags |= explog::kIsFirst;
+    if (!u.valid[last]) {
+      r.meta.flags |= explog::kIsLast;
+      if (u.obs_flags[last] & rpc::kTerminated) r.meta.flags |= explog::kTerminated;
+      if (u.obs_flags[last] & rpc::kTruncated) r.meta.flags |= explog::kTruncated;
+    }
+    r.meta.wall_time_ns = u.wall_time_ns;
+    r.meta.learner_step = learner_step;
+    r.meta.config_version = config_version;
+    r.columns.resize(kColumns);
+    r.columns[kObservation].assign(u.observations.begin() + start * obs_bytes, u.observations.begin() + end * obs_bytes);
+    r.columns[kAction].assign(u.actions.begin() + start * action_bytes, u.actions.begin() + end * action_bytes);
+    append_values(r.columns[kReward], u.rewards, start, end);
+    append_values(r.columns[kTerminated], u.terminated, start, end);
+    append_values(r.columns[kTruncated], u.truncated, start, end);
+    append_values(r.columns[kLogp], u.behaviour_logp, start, end);
+    append_values(r.columns[kPolicyVersion], u.policy_version, start, end);
+    append_values(r.columns[kConfigVersion], u.config_version, start, end);
+    const int64_t steps = end - start;
+    if (writer_->append(std::move(r))) {
+      recorded += steps;
+    } else {
+      dropped += steps;
+      error = writer_->stats().error;
+    }
+    start = end;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.recorded_steps += recorded;
+  stats_.dropped_steps += dropped;
+  if (!error.empty() && stats_.recording) {
+    stats_.recording = false;
+    stats_.error = error;
+    std::cerr << "\nmoonseed: experience recording is off: " << error << "; training goes on\n";
+  }
+}
+
+void ExperienceRecorder::close() {
+  std::lock_guard<std::mutex> serial(close_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return;
+    closed_ = true;
+  }
+  queue_.close();  // run() drains what is queued, then returns
+  if (thread_.joinable()) thread_.join();
+  if (writer_) writer_->close();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (writer_ && stats_.recording && !writer_->stats().error.empty()) {
+    stats_.error = writer_->stats().error;
+    std::cerr << "moonseed: experience recording failed: " << stats_.error << "\n";
+  }
+  stats_.recording = false;
+}
+
+RecorderStats ExperienceRecorder::stats() const {
+  RecorderStats s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s = stats_;
+  }
+  s.queued_unrolls = static_cast<int64_t>(queue_.size());
+  if (writer_) {
+    s.writer = writer_->stats();
+    // The writer may have failed since the last record (a sync, a segment roll).
+    if (s.error.empty() && !s.writer.error.empty()) {
+      s.error = s.writer.error;
+      s.recording = false;
+    }
+  }
+  return s;
+}
+
+}  // namespace moonseed::engine
