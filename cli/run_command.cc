@@ -197,6 +197,48 @@ std::string experience_directory(const engine::RecordConfig& record, const std::
   return run_dir + "/" + record.dir;
 }
 
+// config.warm_start before the actors start, with a progress line; the report
+// goes into metrics.jsonl as a "warm_start" event.
+void warm_start(engine::Learner& learner, const engine::ExperimentConfig& cfg, const engine::RunDirectory& dir) {
+  const bool vtrace = cfg.algo != "r2d2";
+  std::cerr << "moonseed: warm start from " << cfg.warm_start.log
+            << (vtrace ? " (" + std::to_string(cfg.warm_start.steps) + " training steps on its unrolls)"
+                       : std::string(" (pre-filling the replay)"))
+            << "\n";
+  const auto start = std::chrono::steady_clock::now();
+  auto last_print = start;
+  const engine::WarmStartReport report = learner.warm_start([&](const engine::WarmStartReport& r) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_print < std::chrono::milliseconds(500)) return;
+    last_print = now;
+    if (vtrace) {
+      std::cerr << "\rmoonseed: warm start: step " << r.steps << "/" << cfg.warm_start.steps << ", loss "
+                << format_number(r.loss_last) << ", bc " << format_number(r.bc_last) << "   " << std::flush;
+    } else {
+      std::cerr << "\rmoonseed: warm start: " << r.unrolls << " unrolls read, " << r.sequences
+                << " sequences in the replay   " << std::flush;
+    }
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (vtrace) {
+    std::cerr << "\rmoonseed: warm start: " << report.steps << " steps on " << report.unrolls << " unrolls in "
+              << format_number(seconds) << " s; loss " << format_number(report.loss_first) << " -> "
+              << format_number(report.loss_last) << ", bc " << format_number(report.bc_first) << " -> "
+              << format_number(report.bc_last) << "\n";
+  } else {
+    std::cerr << "\rmoonseed: warm start: " << report.sequences << " sequences in the replay from "
+              << report.unrolls << " unrolls in " << format_number(seconds) << " s\n";
+  }
+  engine::MetricsLog metrics(dir.metrics_path());
+  engine::MetricsRow event;
+  event.add("time_s", 0.0).add("event", "warm_start").add("log", cfg.warm_start.log)
+      .add("warm_start_steps", report.steps).add("warm_start_unrolls", report.unrolls)
+      .add("warm_start_sequences", report.sequences).add("warm_start_seconds", seconds)
+      .add("warm_start_loss_first", report.loss_first).add("warm_start_loss_last", report.loss_last)
+      .add("warm_start_bc_first", report.bc_first).add("warm_start_bc_last", report.bc_last);
+  metrics.append(event);
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -233,6 +275,7 @@ int run_command(const Args& args) {
     std::cerr << "moonseed: resumed " << ckpt << " (" << start_counters.frames << " frames, "
               << start_counters.optimizer_steps << " steps)\n";
   }
+  if (!cfg.warm_start.log.empty() && run.resume_dir.empty()) warm_start(learner, cfg, *dir);
   if (cfg.record.enabled) {
     const std::string record_dir = experience_directory(cfg.record, dir->path());
     learner.record_to(record_dir);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "engine/checkpoint.h"
 #include "engine/config.h"
 #include "engine/experience_recorder.h"
+#include "engine/log_unrolls.h"
 #include "engine/unroll_store.h"
 #include "envs/spec.h"
 
@@ -42,6 +44,15 @@ struct TrainReport {
   double loss_policy = 0, loss_baseline = 0, loss_entropy = 0, mean_rho = 0, policy_lag = 0;
   // R2D2
   double mean_q = 0, mean_priority = 0;
+};
+
+// What a warm start did (Agent::warm_start, Learner::warm_start).
+struct WarmStartReport {
+  int64_t steps = 0;      // V-trace: training steps taken on the log's unrolls
+  int64_t unrolls = 0;    // unrolls read from the log (V-trace: counting every pass)
+  int64_t sequences = 0;  // R2D2: sequences in the replay afterwards
+  double loss_first = 0, loss_last = 0;  // V-trace: total loss of the first and the latest step
+  double bc_first = 0, bc_last = 0;      // ... and its behaviour-cloning term
 };
 
 struct AgentStats {
@@ -104,6 +115,15 @@ class Agent {
   // after the prefetcher has stacked them; R2D2: the training envs' steps,
   // cut into unrolls of r2d2.period steps (evaluation envs are not recorded).
   virtual void set_recorder(ExperienceRecorder* recorder, int64_t next_episode_id) = 0;
+  // Starts from a recorded log (config.warm_start): V-trace trains
+  // warm_start.steps steps on its unrolls (the V-trace loss plus bc_cost times
+  // behaviour cloning), going over the log again as often as needed; R2D2
+  // replays its steps into the replay with a zero recurrent state and inserts
+  // the sequences with priorities from the online net. `progress` is called
+  // after every step / unroll. Throws std::invalid_argument for a log too
+  // small to use.
+  virtual WarmStartReport warm_start(LogUnrolls& log, const ExperimentConfig& config,
+                                     const std::function<void(const WarmStartReport&)>& progress) = 0;
 
   // ---- checkpoints (no training step in flight)
   virtual void save(const std::string& path, const Counters& counters) = 0;

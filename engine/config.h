@@ -160,6 +160,14 @@ struct RecordConfig {
   std::string codec = "lz4";                // "lz4" | "none"
 };
 
+// Warm start (docs/experience-log.md "Warm start"): a run that begins from an
+// experience log. Restart-only; not applied on --resume.
+struct WarmStartConfig {
+  std::string log;        // RUN_DIR, log directory or segment file; "" = no warm start
+  int steps = 1000;       // V-trace: training steps on the log's unrolls before acting starts
+  double bc_cost = 1.0;   // V-trace: weight of behaviour cloning (-log pi(a|x)) added to the loss then
+};
+
 // Reward shaping (docs/reward-shaping.md): a Lua function the actors call once
 // per group of envs per step, kept as its exact text so the engine can send it
 // to actor processes without Lua. Reload class: boundary.
@@ -191,6 +199,7 @@ struct ExperimentConfig {
   LogConfig log;
   CheckpointConfig checkpoint;
   RecordConfig record;
+  WarmStartConfig warm_start;
   // Fields that follow a schedule (engine/schedule.h), sorted by path; empty =
   // every field constant. Each such field also holds its value at x = 0.
   std::vector<ScheduledField> schedules;

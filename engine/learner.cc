@@ -358,6 +358,15 @@ void Learner::stop() {
   if (m.recorder) m.recorder->close();
 }
 
+WarmStartReport Learner::warm_start(const std::function<void(const WarmStartReport&)>& progress) {
+  Impl& m = *impl_;
+  if (m.started) throw std::logic_error("Learner::warm_start must come before start()");
+  const int64_t unroll = m.cfg.algo == "r2d2" ? m.cfg.r2d2.period : m.cfg.learner.unroll;
+  LogUnrolls log(m.cfg.warm_start.log, m.spec, unroll);
+  at::set_num_threads(std::max(1, m.cfg.learner.torch_threads));
+  return m.agent->warm_start(log, m.cfg, progress);
+}
+
 void Learner::record_to(const std::string& directory) {
   Impl& m = *impl_;
   if (m.started) throw std::logic_error("Learner::record_to must come before start()");

@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/agent.h"
 #include "engine/checkpoint.h"
 #include "engine/config.h"
 #include "engine/experience_recorder.h"
@@ -100,6 +101,13 @@ class Learner : public rpc::ActorService {
   // of a log already there. A directory that cannot be used turns recording
   // off (stats().record->error) and training goes on. Only before start().
   void record_to(const std::string& directory);
+
+  // Starts from the experience log config.warm_start.log (Agent::warm_start:
+  // V-trace trains on its unrolls, R2D2 pre-fills its replay), calling
+  // `progress` after each step. Only before start(). Throws
+  // std::invalid_argument for a log that cannot be read or does not fit the
+  // env (naming the log and the column).
+  WarmStartReport warm_start(const std::function<void(const WarmStartReport&)>& progress = {});
 
   // Loads model, optimizer and counters. Only before start().
   Counters restore(const std::string& checkpoint_path);

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -108,6 +109,7 @@ class R2d2Agent : public Agent {
         record_length_(config.r2d2.period),
         eval_epsilon_(config.r2d2.eval_epsilon),
         trace_(config.r2d2.trace),
+        batch_(config.r2d2.batch),
         core_(core_config(config), spec, config.topology.actors * config.topology.envs_per_actor, device),
         exploration_{config.r2d2.epsilon_base, config.r2d2.epsilon_alpha} {}
 
@@ -207,6 +209,55 @@ class R2d2Agent : public Agent {
     recorder_ = recorder;
   }
 
+  WarmStartReport warm_start(LogUnrolls& log, const ExperimentConfig&,
+                             const std::function<void(const WarmStartReport&)>& progress) override {
+    // Each of the log's streams (actor, env) replays into a training slot;
+    // a slot that changes stream starts afresh.
+    std::vector<int> training;
+    for (size_t s = 0; s < eval_slot_.size(); ++s) {
+      if (!eval_slot_[s]) training.push_back(static_cast<int>(s));
+    }
+    std::vector<int> stream_of(eval_slot_.size(), -1);
+    std::vector<float> prev_reward(eval_slot_.size(), 0.f);
+    const UnrollShape shape = UnrollShape::from_spec(spec_, record_length_);
+    const int64_t obs_bytes = shape.observation_bytes();
+    WarmStartReport report;
+    while (UnrollPtr u = log.next()) {
+      const int slot = training[static_cast<size_t>(u->slot) % training.size()];
+      if (stream_of[static_cast<size_t>(slot)] != u->slot) {
+        if (stream_of[static_cast<size_t>(slot)] >= 0) core_.reset_slot(slot);
+        stream_of[static_cast<size_t>(slot)] = u->slot;
+        prev_reward[static_cast<size_t>(slot)] = 0.f;
+      }
+      int64_t queued = 0;
+      for (int64_t t = 0; t < shape.unroll_length; ++t) {
+        int64_t action = 0;
+        std::memcpy(&action, u->actions.data() + t * 8, sizeof action);
+        queued = core_.prefill(slot, u->observations.data() + t * obs_bytes, prev_reward[static_cast<size_t>(slot)],
+                               u->obs_flags[static_cast<size_t>(t)], action);
+        prev_reward[static_cast<size_t>(slot)] = u->rewards[static_cast<size_t>(t)];
+      }
+      ++report.unrolls;
+      // Inserted a batch at a time (one forward pass for their priorities), long
+      // before the ring could overwrite their blocks.
+      if (queued >= batch_) report.sequences = core_.insert_prefilled();
+      if (progress) progress(report);
+    }
+    report.sequences = core_.insert_prefilled();
+    // The log's episodes are not this run's: they do not count in its statistics.
+    std::vector<EpisodeResult> logged;
+    core_.take_finished_episodes(logged);
+    // Acting starts every slot afresh.
+    for (int slot : training) {
+      if (stream_of[static_cast<size_t>(slot)] >= 0) core_.reset_slot(slot);
+    }
+    if (report.unrolls == 0) {
+      throw std::invalid_argument("warm start: " + log.directory() + " holds no whole unroll of " +
+                                  std::to_string(record_length_) + " steps");
+    }
+    return report;
+  }
+
   void save(const std::string& path, const Counters& counters) override {
     NetPair nets(core_.online(), core_.target());
     save_checkpoint(path, nets, core_.optimizer(), counters);
@@ -240,6 +291,7 @@ class R2d2Agent : public Agent {
   const int64_t record_length_;  // steps per recorded unroll
   const double eval_epsilon_;
   const int64_t trace_;
+  const int64_t batch_;
   R2d2Core core_;
   std::atomic<bool> closed_{false};
   std::mutex exploration_mu_;

@@ -158,6 +158,28 @@ bool R2d2Core::wait_for_room(std::chrono::milliseconds timeout) {
   return replay_->await_insert(timeout);
 }
 
+int64_t R2d2Core::prefill(int slot, const uint8_t* obs, float reward, uint8_t flags, int64_t action) {
+  recorder_.observe(slot, obs, reward, flags);
+  const std::vector<float> zeros(static_cast<size_t>(std::max<int64_t>(config_.net.lstm, 1)), 0.f);
+  recorder_.act(slot, action, zeros.data(), zeros.data());
+  std::vector<std::vector<BlockRef>> completed;
+  recorder_.take_sequences(completed);
+  int64_t queued = 0;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    for (auto& seq : completed) queued_.push_back(std::move(seq));
+    queued = static_cast<int64_t>(queued_.size());
+  }
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.sequences_queued += static_cast<int64_t>(completed.size());
+  return queued;
+}
+
+int64_t R2d2Core::insert_prefilled() {
+  insert_queued();
+  return replay_->size();
+}
+
 void R2d2Core::insert_queued() {
   std::vector<std::vector<BlockRef>> batch;
   {

@@ -122,6 +122,15 @@ class R2d2Core {
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
   void set_learning_steps(int64_t steps);
 
+  // Warm start, before the threads start: one logged step of a training slot,
+  // recorded as observe() + act() would with a zero recurrent state (burn-in
+  // warms it up when the sequence is replayed) ...
+  // Returns the sequences completed and not inserted yet.
+  int64_t prefill(int slot, const uint8_t* obs, float reward, uint8_t flags, int64_t action);
+  // ... and the sequences completed so far inserted with priorities from the
+  // online net. Returns the sequences in the replay.
+  int64_t insert_prefilled();
+
   // Wakes and stops every wait; later waits return at once.
   void close();
 

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <stdexcept>
+#include <string>
 
 #include "engine/agent.h"
 #include "engine/bounded_queue.h"
@@ -152,6 +154,50 @@ class VtraceAgent : public Agent {
   void set_recorder(ExperienceRecorder* recorder, int64_t next_episode_id) override {
     store_.set_next_episode_id(next_episode_id);
     recorder_.store(recorder);
+  }
+
+  WarmStartReport warm_start(LogUnrolls& log, const ExperimentConfig& config,
+                             const std::function<void(const WarmStartReport&)>& progress) override {
+    WarmStartReport report;
+    const size_t batch_size = static_cast<size_t>(config.learner.batch);
+    std::vector<UnrollPtr> pending;
+    while (report.steps < config.warm_start.steps) {
+      UnrollPtr unroll = log.next();
+      if (!unroll) {
+        if (report.unrolls < static_cast<int64_t>(batch_size)) {
+          throw std::invalid_argument("warm start: " + log.directory() + " holds " + std::to_string(report.unrolls) +
+                                      " whole unrolls of " + std::to_string(config.learner.unroll) +
+                                      " steps, fewer than one batch (learner.batch = " +
+                                      std::to_string(batch_size) + ")");
+        }
+        log.rewind();
+        continue;
+      }
+      ++report.unrolls;
+      pending.push_back(std::move(unroll));
+      if (pending.size() < batch_size) continue;
+      UnrollBatch host = collate_unrolls(pending, store_.pool().shape(), false);
+      pending.clear();
+      const UnrollBatch batch = device_.is_cpu() ? std::move(host) : host.to(device_, /*non_blocking=*/false);
+      set_learning_rate(*optimizer_, config.optimizer.lr);
+      LossTerms loss = vtrace_loss(model_, batch, config.vtrace, config.warm_start.bc_cost);
+      optimizer_->zero_grad();
+      loss.total.backward();
+      if (!std::isfinite(clip_grad_norm(params_, config.optimizer.max_grad_norm))) continue;
+      {
+        std::unique_lock<std::shared_mutex> weights(weights_mu_);
+        optimizer_->step();
+      }
+      report.loss_last = loss.total.item<double>();
+      report.bc_last = loss.bc;
+      if (report.steps == 0) {
+        report.loss_first = report.loss_last;
+        report.bc_first = report.bc_last;
+      }
+      ++report.steps;
+      if (progress) progress(report);
+    }
+    return report;
   }
 
   void save(const std::string& path, const Counters& counters) override {

@@ -37,7 +37,7 @@ models::PolicyOutput first_rows(const models::PolicyOutput& out, int64_t rows) {
 }  // namespace
 
 LossTerms vtrace_loss(models::PolicyNet& model, const UnrollBatch& batch,
-                      const VTraceConfig& config) {
+                      const VTraceConfig& config, double bc_cost) {
   if (!batch.observations.defined() || batch.observations.dim() < 3 ||
       batch.observations.size(0) < 2) {
     std::ostringstream os;
@@ -107,6 +107,11 @@ LossTerms vtrace_loss(models::PolicyNet& model, const UnrollBatch& batch,
 
   LossTerms terms;
   terms.total = policy_loss + baseline_loss + entropy_loss;
+  if (bc_cost > 0) {
+    const torch::Tensor bc_loss = -bc_cost * (logpi * valid).sum() / denom;
+    terms.total = terms.total + bc_loss;
+    terms.bc = bc_loss.item<double>();
+  }
   terms.policy = policy_loss.item<double>();
   terms.baseline = baseline_loss.item<double>();
   terms.entropy = entropy_loss.item<double>();

@@ -36,9 +36,12 @@ struct LossTerms {
   double mean_rho = 0;     // exp(log_rho) averaged over valid steps (1 when on-policy)
   double mean_value = 0;   // V(x_t) averaged over valid steps t < T
   int64_t valid_steps = 0;
+  double bc = 0;           // bc_cost * -mean log pi(a_t|x_t) (warm start), 0 otherwise
 };
 
+// `bc_cost` > 0 adds behaviour cloning to total: bc_cost * -sum(log pi(a_t|x_t)
+// * valid_t) / valid steps (a warm start from logged unrolls).
 LossTerms vtrace_loss(models::PolicyNet& model, const UnrollBatch& batch,
-                      const VTraceConfig& config);
+                      const VTraceConfig& config, double bc_cost = 0);
 
 }  // namespace moonseed::engine

@@ -264,6 +264,15 @@ std::vector<FieldSchema> build_schema() {
       integer(MOONSEED_FIELD(record.sync_mb), 1, 1 << 20, kRestart, "... and after this many MiB"),
       integer(MOONSEED_FIELD(record.compress_threads), 1, 64, kRestart, "threads compressing chunks"),
       string(MOONSEED_FIELD(record.codec), {"lz4", "none"}, kRestart, "chunk compression"),
+
+      string(MOONSEED_FIELD(warm_start.log), {}, kRestart,
+             "start from this experience log (RUN_DIR, log directory or segment): V-trace trains on its "
+             "unrolls first, R2D2 pre-fills its replay; \"\" = no warm start"),
+      integer(MOONSEED_FIELD(warm_start.steps), 1, 1 << 30, kRestart,
+              "V-trace: training steps on the log's unrolls before acting starts"),
+      number(MOONSEED_FIELD(warm_start.bc_cost), 0, kInf, kRestart,
+             "V-trace: weight of behaviour cloning, -log pi(a|x) of the logged actions, added to the loss "
+             "during the warm start"),
   };
 }
 
@@ -276,7 +285,7 @@ std::vector<FieldSchema> build_schema() {
   // `schedules` is not a field: it belongs to the fields it schedules.
   // `reward_shaping` is kRewardShapingPath, handled by hand (config_schema.h).
   [[maybe_unused]] auto& [name, algo, seed, runs_dir, env, model, vtrace, r2d2, optimizer, topology, inference,
-                          learner, stop, log, checkpoint, record, schedules, reward_shaping] = c;
+                          learner, stop, log, checkpoint, record, warm_start, schedules, reward_shaping] = c;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
   [[maybe_unused]] auto& [env_id, env_options] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;
@@ -297,6 +306,7 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [checkpoint_interval_s, keep] = c.checkpoint;
   [[maybe_unused]] auto& [record_enabled, record_dir, full_queue, queue_mb, chunk_kb, segment_mb, segment_age_s,
                           sync_interval_s, sync_mb, compress_threads, codec] = c.record;
+  [[maybe_unused]] auto& [warm_log, warm_steps, bc_cost] = c.warm_start;
 }
 
 }  // namespace

@@ -242,5 +242,94 @@ TEST(RecordEndToEnd, AnR2d2RunRecordsItsTrainingEnvsWithEpsilonGreedyLogProbs) {
   episodes_of(reader, records);
 }
 
+// The metrics row of the warm start event ({} when there is none).
+MetricsRow warm_start_event(const std::string& run_dir) {
+  const std::vector<MetricsRow> rows = read_metrics(run_dir + "/metrics.jsonl");
+  for (const MetricsRow& r : rows) {
+    if (r.count("warm_start_steps")) return r;
+  }
+  return {};
+}
+
+TEST(WarmStartEndToEnd, AVtraceRunClonedFromARecordedTeacherStartsWhereTheTeacherWas) {
+  RecordedCartpole teacher;
+  ChildProcess t(teacher.args({"stop.return_mean=400", "stop.seconds=60"}), teacher.log);
+  ASSERT_EQ(t.wait(120), std::optional<int>(0)) << read_file(teacher.log);
+  ASSERT_GE(last(teacher.metrics(), "return_mean"), 400) << read_file(teacher.log);
+
+  TrainingRun student(kSource + "/examples/cartpole_vtrace.lua", {"log.interval_s=0.25", "stop.return_mean=0"},
+                      "moonseed-warm");
+  ChildProcess s(student.args({"stop.seconds=4", "warm_start.log=\"" + teacher.run_dir() + "\"",
+                               "warm_start.steps=300"}),
+                 student.log);
+  ASSERT_EQ(s.wait(120), std::optional<int>(0)) << read_file(student.log);
+  const std::string out = read_file(student.log);
+  EXPECT_NE(out.find("moonseed: warm start: 300 steps on 4800 unrolls"), std::string::npos) << out;
+  const MetricsRow event = warm_start_event(student.run_dir());
+  ASSERT_FALSE(event.empty()) << read_file(student.run_dir() + "/metrics.jsonl");
+  EXPECT_EQ(event.at("warm_start_steps"), 300);
+  // Behaviour cloning learned the teacher's actions.
+  EXPECT_LT(event.at("warm_start_bc_last"), 0.9 * event.at("warm_start_bc_first"));
+  // From its first episodes on, the student plays far above a random policy
+  // (about 22 on CartPole): the teacher's log taught it.
+  double early = -1;
+  for (const MetricsRow& r : student.metrics()) {
+    if (r.count("episodes") && r.at("episodes") >= 64) {
+      early = r.at("return_mean");
+      break;
+    }
+  }
+  EXPECT_GE(early, 100) << out;
+}
+
+TEST(WarmStartEndToEnd, AnR2d2RunPrefillsItsReplayFromARecordedLog) {
+  const std::vector<std::string> fixed = {"log.interval_s=0.25", "stop.eval_return_mean=0", "r2d2.min_fill=64",
+                                          "r2d2.capacity=1000"};
+  TrainingRun teacher(kSource + "/examples/cartpole_r2d2.lua", fixed, "moonseed-warm-r2d2");
+  ChildProcess t(teacher.args({"stop.seconds=5", "record.enabled=true"}), teacher.log);
+  ASSERT_EQ(t.wait(120), std::optional<int>(0)) << read_file(teacher.log);
+
+  TrainingRun student(kSource + "/examples/cartpole_r2d2.lua", fixed, "moonseed-warm-r2d2");
+  ChildProcess s(student.args({"stop.seconds=3", "warm_start.log=\"" + teacher.run_dir() + "/experience\""}),
+                 student.log);
+  ASSERT_EQ(s.wait(120), std::optional<int>(0)) << read_file(student.log);
+  const MetricsRow event = warm_start_event(student.run_dir());
+  ASSERT_FALSE(event.empty()) << read_file(student.log);
+  // Every logged unroll of 16 steps moves a slot one sequence period on.
+  const double sequences = event.at("warm_start_sequences");
+  EXPECT_GE(sequences, 64) << read_file(student.log);
+  EXPECT_LE(sequences, 1000);  // r2d2.capacity
+  EXPECT_LE(sequences, event.at("warm_start_unrolls"));
+  const std::string out = read_file(student.log);
+  EXPECT_NE(out.find(std::to_string(static_cast<int>(sequences)) + " sequences in the replay"), std::string::npos)
+      << out;
+  // The log's episodes are not the student's.
+  const auto first_rows = student.metrics();
+  for (const MetricsRow& r : first_rows) {
+    if (r.count("frames") && r.at("frames") == 0) {
+      EXPECT_EQ(r.at("episodes"), 0);
+    }
+  }
+  // Learning starts on the pre-filled replay at once.
+  const auto rows = student.metrics();
+  EXPECT_GT(last(rows, "optimizer_steps"), 0) << out;
+}
+
+TEST(WarmStartEndToEnd, ALogOfAnotherEnvIsRefusedNamingTheColumn) {
+  RecordedCartpole teacher;
+  ChildProcess t(teacher.args({"stop.seconds=3"}), teacher.log);
+  ASSERT_EQ(t.wait(120), std::optional<int>(0)) << read_file(teacher.log);
+  TrainingRun student(kSource + "/examples/cartpole_vtrace.lua", {"stop.return_mean=0"}, "moonseed-warm");
+  ChildProcess s(student.args({"stop.seconds=3", "env.id=\"Acrobot-v1\"",
+                               "warm_start.log=\"" + teacher.run_dir() + "\""}),
+                 student.log);
+  const std::optional<int> code = s.wait(60);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_NE(*code, 0);
+  const std::string out = read_file(student.log);
+  EXPECT_NE(out.find("'observation'"), std::string::npos) << out;
+  EXPECT_NE(out.find("Acrobot-v1"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace moonseed::testing

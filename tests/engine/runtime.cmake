@@ -3,6 +3,7 @@ add_executable(engine_runtime_test
   ${CMAKE_CURRENT_LIST_DIR}/batcher_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/bounded_queue_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/experience_recorder_test.cc
+  ${CMAKE_CURRENT_LIST_DIR}/log_unrolls_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/prefetcher_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/unroll_store_test.cc
 )

@@ -121,6 +121,27 @@ TEST(VTraceLoss, TotalIsTheSumOfItsTerms) {
   EXPECT_NEAR(terms.entropy, -test_config().entropy_cost * terms.mean_entropy, 1e-9);
 }
 
+TEST(VTraceLoss, BehaviourCloningAddsMinusTheMeanLogProbOfTheLoggedActionsOverValidSteps) {
+  torch::manual_seed(6);
+  models::PolicyNet net(ModelConfig{}, test_spec(false));
+  UnrollBatch batch = random_batch(5, 4, false);
+  batch.valid[1][2] = 0;  // a final observation: not cloned
+  double expected = 0;
+  {
+    torch::NoGradGuard no_grad;
+    const models::PolicyOutput out = net->forward(batch.observations.flatten(0, 1));
+    const torch::Tensor logpi = models::log_prob(out, batch.actions.flatten(0, 1)).view({6, 4});
+    const torch::Tensor valid = batch.valid.narrow(0, 0, 5).to(torch::kFloat32);
+    expected = -0.25 * (logpi.narrow(0, 0, 5) * valid).sum().item<double>() / valid.sum().item<double>();
+  }
+  const LossTerms without = vtrace_loss(net, batch, test_config());
+  const LossTerms with = vtrace_loss(net, batch, test_config(), 0.25);
+  EXPECT_EQ(without.bc, 0.0);
+  EXPECT_NEAR(with.bc, expected, 1e-6);
+  EXPECT_GT(with.bc, 0.0);  // -log of a probability
+  EXPECT_NEAR(with.total.item<double>(), without.total.item<double>() + expected, 1e-5);
+}
+
 TEST(VTraceLoss, AveragesOverValidStepsSoBatchSizeDoesNotScaleTheLoss) {
   torch::manual_seed(6);
   models::PolicyNet net(ModelConfig{}, test_spec(false));

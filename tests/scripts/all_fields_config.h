@@ -89,6 +89,9 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.record.sync_mb = 8;
   c.record.compress_threads = 2;
   c.record.codec = "none";
+  c.warm_start.log = "runs/teacher";
+  c.warm_start.steps = 250;
+  c.warm_start.bc_cost = 0.5;
   c.reward_shaping.source =
       "function(n, reward, obs, obs_size, terminated, truncated)\n"
       "    for i = 0, n - 1 do reward[i] = 2 * reward[i] - 0.5 * obs[i * obs_size] end\n"
