@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/e2e/process.h"
@@ -28,6 +29,8 @@ struct Measure {
   double disk_mb = 0;
   double ratio = 0;         // raw / disk
   double dropped = 0;
+  double cpu_s = 0;         // the recording threads' CPU time, whole run
+  double seconds = 0;       // the whole run
 };
 
 bool run_once(const std::string& script, double seconds, bool record, const std::vector<std::string>& extra,
@@ -64,6 +67,8 @@ bool run_once(const std::string& script, double seconds, bool record, const std:
     out->disk_mb = last->at("record_disk_mb");
     out->ratio = last->at("record_ratio");
     out->dropped = last->at("record_dropped_steps");
+    out->cpu_s = last->at("record_cpu_s");
+    out->seconds = last->at("time_s");
   }
   std::error_code ec;
   std::filesystem::remove_all(runs, ec);
@@ -76,9 +81,11 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+
 bool workload(const char* name, const std::string& script, const std::vector<std::string>& extra, int rounds,
               double seconds) {
-  std::vector<double> off, on, ratios;
+  std::vector<double> off, on, ratios, shares, us_per_step;
   Measure last_on;
   for (int i = 0; i < rounds; ++i) {
     Measure a, b;
@@ -90,6 +97,8 @@ bool workload(const char* name, const std::string& script, const std::vector<std
     on.push_back(b.trained_fps);
     ratios.push_back(b.trained_fps / a.trained_fps);
     last_on = b;
+    shares.push_back(b.cpu_s / (b.seconds * cores));
+    us_per_step.push_back(b.record_steps > 0 ? b.cpu_s * 1e6 / b.record_steps : 0);
     std::printf("  %-8s round %d: off %9.0f  on %9.0f frames trained/s  (on/off %.3f)\n", name, i + 1,
                 a.trained_fps, b.trained_fps, b.trained_fps / a.trained_fps);
     std::fflush(stdout);
@@ -99,6 +108,11 @@ bool workload(const char* name, const std::string& script, const std::vector<std
               name, median(off), median(on), median(ratios));
   std::printf("%-8s %.0f bytes/step on disk, %.0f raw, compression %.2fx, %.0f steps dropped\n", name,
               disk_per_step, disk_per_step * last_on.ratio, last_on.ratio, last_on.dropped);
+  // The low-noise figure: what the recording threads cost in CPU, as a share
+  // of the machine (on a CPU-bound machine, the throughput it takes away).
+  std::printf("%-8s recording threads: %.2f us of CPU per recorded step, %.2f%% of %u cores "
+              "(median of rounds; goal <= 3%%)\n",
+              name, median(us_per_step), 100 * median(shares), cores);
   std::fflush(stdout);
   return true;
 }

@@ -417,6 +417,7 @@ int run_command(const Args& args) {
       row.add("record_steps", r.recorded_steps).add("record_dropped_steps", r.dropped_steps)
           .add("record_durable_records", static_cast<double>(r.writer.durable_records))
           .add("record_disk_mb", static_cast<double>(r.writer.bytes_disk) / (1 << 20))
+          .add("record_cpu_s", r.cpu_seconds)
           .add("record_ratio", r.writer.bytes_disk ? static_cast<double>(r.writer.bytes_raw) /
                                                          static_cast<double>(r.writer.bytes_disk)
                                                    : 0.0);

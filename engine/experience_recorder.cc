@@ -1,5 +1,7 @@
 #include "engine/experience_recorder.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstring>
 #include <iostream>
@@ -155,8 +157,18 @@ void ExperienceRecorder::drop(int64_t steps) {
 }
 
 void ExperienceRecorder::run() {
+  auto thread_cpu_ns = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  };
+  int64_t mark = thread_cpu_ns();
   while (std::optional<UnrollPtr> unroll = queue_.pop()) {
     record(**unroll);
+    unroll->reset();  // back to its pool: part of the recording's cost
+    const int64_t now = thread_cpu_ns();
+    cpu_ns_.fetch_add(now - mark, std::memory_order_relaxed);
+    mark = now;
   }
 }
 
@@ -247,8 +259,10 @@ RecorderStats ExperienceRecorder::stats() const {
     s = stats_;
   }
   s.queued_unrolls = static_cast<int64_t>(queue_.size());
+  s.cpu_seconds = static_cast<double>(cpu_ns_.load(std::memory_order_relaxed)) * 1e-9;
   if (writer_) {
     s.writer = writer_->stats();
+    s.cpu_seconds += s.writer.cpu_seconds;
     // The writer may have failed since the last record (a sync, a segment roll).
     if (s.error.empty() && !s.writer.error.empty()) {
       s.error = s.writer.error;

@@ -58,11 +58,14 @@ struct RecorderStats {
   bool recording = false;        // a log is being written (false: off after an error, or closed)
   std::string directory;
   int64_t unrolls = 0;           // handed to offer()
-  int64_t recorded_steps = 0;    // steps accepted by the writer
-  int64_t dropped_steps = 0;     // steps that will not be in the log (full queue, or recording off)
+  int64_t recorded_steps = 0;    // steps accepted by the writer (see writer.dropped for its losses)
+  int64_t dropped_steps = 0;     // steps never handed to the writer (full queue, recording off)
   int64_t queued_unrolls = 0;    // waiting in the recorder's queue
   explog::WriterStats writer;    // records written and durable, bytes raw and on disk, segments
   std::string error;             // why recording is off; empty while it works
+  // CPU time of the recorder's thread and the log writer's threads so far
+  // (R2D2's copy of each step on the inference thread is not in it).
+  double cpu_seconds = 0;
 };
 
 class ExperienceRecorder {
@@ -117,6 +120,7 @@ class ExperienceRecorder {
   BoundedQueue<UnrollPtr> queue_;
   std::atomic<int64_t> learner_step_{0};
   std::atomic<uint64_t> config_version_{0};
+  std::atomic<int64_t> cpu_ns_{0};  // the recorder thread's CPU time
 
   mutable std::mutex mu_;
   RecorderStats stats_;  // guarded by mu_ (writer stats are read at stats())

@@ -1,6 +1,7 @@
 #include "engine/explog_writer.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -195,7 +196,9 @@ void LogWriter::close() {
 
 WriterStats LogWriter::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  WriterStats s = stats_;
+  s.cpu_seconds = static_cast<double>(cpu_ns_.load(std::memory_order_relaxed)) * 1e-9;
+  return s;
 }
 
 void LogWriter::fail(const std::string& message) {
@@ -229,7 +232,20 @@ void LogWriter::account_disk(uint64_t bytes) {
   stats_.bytes_disk += bytes;
 }
 
+static int64_t thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void LogWriter::charge_cpu(int64_t& mark) {
+  const int64_t now = thread_cpu_ns();
+  cpu_ns_.fetch_add(now - mark, std::memory_order_relaxed);
+  mark = now;
+}
+
 void LogWriter::compress_loop() {
+  int64_t cpu_mark = thread_cpu_ns();
   std::unique_lock<std::mutex> lock(mu_);
   while (!failed_) {
     if (pending_.empty()) {
@@ -266,6 +282,7 @@ void LogWriter::compress_loop() {
       error = std::string("cannot encode a chunk: ") + e.what();
     }
     batch.clear();
+    charge_cpu(cpu_mark);
     lock.lock();
     if (!error.empty()) fail(error);
     if (failed_) break;
@@ -277,6 +294,7 @@ void LogWriter::compress_loop() {
 }
 
 void LogWriter::write_loop() {
+  int64_t cpu_mark = thread_cpu_ns();
   const auto interval = std::chrono::milliseconds(options_.sync_interval_ms);
   std::unique_lock<std::mutex> lock(mu_);
   auto has_next = [&] { return encoded_.count(next_write_seq_) > 0; };
@@ -306,6 +324,7 @@ void LogWriter::write_loop() {
       lock.unlock();
       if (options_.before_chunk_write) options_.before_chunk_write();
       const std::string error = write_chunk(chunk);
+      charge_cpu(cpu_mark);
       lock.lock();
       if (!error.empty()) return fail(error);
       stats_.written += chunk.summary.record_count;
@@ -328,6 +347,7 @@ void LogWriter::write_loop() {
     if (publish || sync) {
       lock.unlock();
       const std::string error = publish ? publish_segment() : sync_segment();
+      charge_cpu(cpu_mark);
       lock.lock();
       if (!error.empty()) return fail(error);
       if (publish) ++stats_.segments;

@@ -32,6 +32,7 @@
 // thread. Lock order: close_mu_ -> mu_.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -78,6 +79,7 @@ struct WriterStats {
   uint64_t bytes_raw = 0;        // uncompressed record bytes written (meta + columns)
   uint64_t bytes_disk = 0;       // file bytes written (headers, chunks, footers)
   uint64_t segments = 0;         // segments published (renamed to .mslog)
+  double cpu_seconds = 0;        // CPU time of the compression and writer threads so far
   std::string error;             // empty while the writer works
 };
 
@@ -128,6 +130,8 @@ class LogWriter {
   std::string sync_segment();
   std::string publish_segment();
   int64_t now_ns() const;
+  // Adds the calling thread's CPU time since `mark` to cpu_ns_ and moves `mark` on.
+  void charge_cpu(int64_t& mark);
 
   const LogSchema schema_;
   const WriterOptions options_;
@@ -173,6 +177,8 @@ class LogWriter {
   uint64_t unsynced_bytes_ = 0;
   uint64_t unsynced_records_ = 0;
   std::chrono::steady_clock::time_point last_sync_;
+
+  std::atomic<int64_t> cpu_ns_{0};  // charge_cpu, from every thread of the writer
 
   std::vector<std::thread> compressors_;
   std::thread writer_;

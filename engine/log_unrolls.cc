@@ -105,7 +105,10 @@ void LogUnrolls::feed(const explog::Record& r) {
     uint8_t flags = 0;
     if (i == 0 && is_first) flags |= rpc::kFirst;
     if (i == r.meta.steps - 1 && (r.meta.flags & explog::kIsLast)) {
-      flags |= (r.meta.flags & explog::kTruncated) ? rpc::kTruncated : rpc::kTerminated;
+      // Both may be set (terminated on the step the time limit came).
+      if (r.meta.flags & explog::kTerminated) flags |= rpc::kTerminated;
+      if (r.meta.flags & explog::kTruncated) flags |= rpc::kTruncated;
+      if (!(flags & (rpc::kTerminated | rpc::kTruncated))) flags |= rpc::kTerminated;
     }
     const float reward = (i == 0 && !continues) ? 0.f : s.prev_reward;
     if (UnrollPtr done = store.observe(0, obs + i * obs_bytes, reward, flags, configs[i])) {

@@ -100,6 +100,7 @@ TEST(RecordEndToEnd, AVtraceRunRecordsWholeEpisodesOfEveryActorAndEnv) {
   EXPECT_GT(last(rows, "record_steps"), 1000) << out;
   EXPECT_EQ(last(rows, "record_dropped_steps"), 0);
   EXPECT_GT(last(rows, "record_ratio"), 1);
+  EXPECT_GT(last(rows, "record_cpu_s"), 0);
 
   // A clean stop published every segment.
   for (const auto& e : std::filesystem::directory_iterator(run.run_dir() + "/experience")) {
@@ -133,7 +134,8 @@ TEST(RecordEndToEnd, AVtraceRunRecordsWholeEpisodesOfEveryActorAndEnv) {
     if (!(e.first && e.last)) continue;
     ++whole;
     EXPECT_EQ(e.reward, static_cast<double>(e.steps - 1)) << "episode " << id;
-    EXPECT_NE(e.terminated, e.truncated) << "episode " << id;
+    // Both at once is legal (Gymnasium): the pole falls on the 500th step.
+    EXPECT_TRUE(e.terminated || e.truncated) << "episode " << id;
     if (e.truncated) {
       EXPECT_EQ(e.steps - 1, 500) << "episode " << id;
     }

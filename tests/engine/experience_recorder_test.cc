@@ -217,6 +217,10 @@ TEST(ExperienceRecorder, BackpressureRecordsEveryUnrollWhateverTheQueueSize) {
   EXPECT_EQ(stats.dropped_steps, 0);
   EXPECT_EQ(steps_in_log(tmp.path()), 800);
   EXPECT_EQ(pool->available(), pool->allocated());  // every unroll went back to its pool
+  // Copying, compressing and writing 800 frames of 7 KB took some CPU, and was counted.
+  EXPECT_GT(stats.cpu_seconds, 0.0);
+  EXPECT_GT(stats.writer.cpu_seconds, 0.0);
+  EXPECT_GT(stats.cpu_seconds, stats.writer.cpu_seconds);
 }
 
 TEST(ExperienceRecorder, DropModeCountsWhatAStalledDiskCouldNotTake) {
@@ -295,8 +299,10 @@ int full_disk_child(const std::string& dir) {
                static_cast<long long>(s.recorded_steps), static_cast<long long>(s.dropped_steps),
                static_cast<long long>(readable));
   bool ok = s.error.find("File too large") != std::string::npos && s.error.find(dir) != std::string::npos;
-  ok = ok && s.recorded_steps + s.dropped_steps == 320 && s.dropped_steps > 0 && !s.recording;
-  ok = ok && readable > 0 && readable <= s.recorded_steps;
+  // Whether the failure met unrolls still in the recorder's queue (dropped_steps)
+  // or only records the writer had accepted (writer.dropped) depends on timing.
+  ok = ok && s.recorded_steps + s.dropped_steps == 320 && (s.dropped_steps > 0 || s.writer.dropped > 0);
+  ok = ok && !s.recording && readable > 0 && readable < 320 && readable <= s.recorded_steps;
   return ok ? 0 : 1;
 }
 

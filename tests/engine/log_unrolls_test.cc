@@ -47,7 +47,7 @@ struct Copy {
 };
 
 // Plays `steps` steps on each of two slots, interleaved, with episodes that
-// end by termination and by truncation, mid-unroll and on step T; records
+// end by termination, by truncation and by both, mid-unroll and on step T; records
 // every unroll and returns copies of them per slot, in order.
 std::vector<std::vector<Copy>> record_streams(const std::string& dir, const envs::EnvSpec& spec, int steps) {
   const UnrollShape shape = UnrollShape::from_spec(spec, kT);
@@ -61,6 +61,7 @@ std::vector<std::vector<Copy>> record_streams(const std::string& dir, const envs
     for (int slot = 0; slot < 2; ++slot) {
       uint8_t flags = 0;
       if (final_sent[slot]) flags = rpc::kFirst;
+      else if ((t + slot) % 13 == 12) flags = rpc::kTerminated | rpc::kTruncated;  // both at once
       else if ((t + slot) % 7 == 6) flags = rpc::kTerminated;
       else if ((t + slot) % 11 == 10) flags = rpc::kTruncated;
       final_sent[slot] = (flags & (rpc::kTerminated | rpc::kTruncated)) != 0;
