@@ -98,7 +98,7 @@ ExperienceRecorder::ExperienceRecorder(const RecordConfig& config, const std::st
                                        const std::string& run_id, const envs::EnvSpec& spec,
                                        const UnrollShape& shape, int envs_per_actor,
                                        std::function<void()> before_chunk_write)
-    : config_(config),
+    : drop_when_full_(policy_of(config.full_queue) == explog::FullQueuePolicy::kDrop),
       directory_(directory),
       shape_(shape),
       envs_per_actor_(std::max(1, envs_per_actor)),
@@ -112,7 +112,6 @@ ExperienceRecorder::ExperienceRecorder(const RecordConfig& config, const std::st
   options.queue_max_bytes = std::max<size_t>(static_cast<size_t>(config.queue_mb) << 20 >> 1, 1);
   // The recorder's queue applies record.full_queue; the writer always holds
   // the recorder's thread back, so nothing is dropped between the two.
-  policy_of(config.full_queue);
   options.full_queue = explog::FullQueuePolicy::kBackpressure;
   options.compress_threads = config.compress_threads;
   options.segment_max_bytes = static_cast<uint64_t>(config.segment_mb) << 20;
@@ -146,7 +145,7 @@ bool ExperienceRecorder::offer(UnrollPtr unroll) {
       return false;
     }
   }
-  const bool queued = config_.full_queue == "drop" ? queue_.try_push(unroll) : queue_.push(std::move(unroll));
+  const bool queued = drop_when_full_ ? queue_.try_push(unroll) : queue_.push(std::move(unroll));
   if (!queued) drop(steps);
   return queued;
 }

@@ -110,7 +110,7 @@ class ExperienceRecorder {
   void record(const Unroll& unroll);
   void drop(int64_t steps);
 
-  const RecordConfig config_;
+  const bool drop_when_full_;  // record.full_queue == "drop"
   const std::string directory_;
   const UnrollShape shape_;
   const int envs_per_actor_;

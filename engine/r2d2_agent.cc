@@ -221,6 +221,7 @@ class R2d2Agent : public Agent {
     std::vector<float> prev_reward(eval_slot_.size(), 0.f);
     const UnrollShape shape = UnrollShape::from_spec(spec_, record_length_);
     const int64_t obs_bytes = shape.observation_bytes();
+    const int64_t action_bytes = shape.action_bytes();  // int64 indices
     WarmStartReport report;
     while (UnrollPtr u = log.next()) {
       const int slot = training[static_cast<size_t>(u->slot) % training.size()];
@@ -232,7 +233,7 @@ class R2d2Agent : public Agent {
       int64_t queued = 0;
       for (int64_t t = 0; t < shape.unroll_length; ++t) {
         int64_t action = 0;
-        std::memcpy(&action, u->actions.data() + t * 8, sizeof action);
+        std::memcpy(&action, u->actions.data() + t * action_bytes, sizeof action);
         queued = core_.prefill(slot, u->observations.data() + t * obs_bytes, prev_reward[static_cast<size_t>(slot)],
                                u->obs_flags[static_cast<size_t>(t)], action);
         prev_reward[static_cast<size_t>(slot)] = u->rewards[static_cast<size_t>(t)];
