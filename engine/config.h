@@ -158,6 +158,7 @@ struct RecordConfig {
   int sync_mb = 16;                         // ... and after this many bytes
   int compress_threads = 1;
   std::string codec = "lz4";                // "lz4" | "none"
+  int lz4_acceleration = 1;                 // LZ4 speed/ratio trade: higher compresses faster, less
 };
 
 // Warm start (docs/experience-log.md "Warm start"): a run that begins from an

@@ -3,10 +3,12 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -47,11 +49,10 @@ size_t step_bytes(const UnrollShape& shape) {
   return static_cast<size_t>(shape.observation_bytes() + shape.action_bytes()) + 4 + 1 + 1 + 4 + 8 + 8;
 }
 
+// The bytes of values[step]: the recorder's columns point into the unroll.
 template <typename T>
-void append_values(std::vector<uint8_t>& column, const std::vector<T>& values, int64_t from, int64_t to) {
-  const size_t bytes = static_cast<size_t>(to - from) * sizeof(T);
-  column.resize(bytes);
-  std::memcpy(column.data(), values.data() + from, bytes);
+const uint8_t* bytes_at(const std::vector<T>& values, int64_t step) {
+  return reinterpret_cast<const uint8_t*>(values.data() + step);
 }
 
 }  // namespace
@@ -114,6 +115,7 @@ ExperienceRecorder::ExperienceRecorder(const RecordConfig& config, const std::st
   // the recorder's thread back, so nothing is dropped between the two.
   options.full_queue = explog::FullQueuePolicy::kBackpressure;
   options.compress_threads = config.compress_threads;
+  options.lz4_acceleration = config.lz4_acceleration;
   options.segment_max_bytes = static_cast<uint64_t>(config.segment_mb) << 20;
   options.segment_max_age_ms = static_cast<int64_t>(config.segment_age_s * 1000);
   options.sync_interval_ms = std::max<int64_t>(1, static_cast<int64_t>(config.sync_interval_s * 1000));
@@ -161,13 +163,20 @@ void ExperienceRecorder::run() {
     ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
   };
+  // Recording needs no latency: the thread drains what is queued, then naps,
+  // so that it wakes a few hundred times a second rather than once per unroll
+  // (each wakeup costs more CPU than recording a small unroll).
+  constexpr auto kNap = std::chrono::milliseconds(2);
   int64_t mark = thread_cpu_ns();
   while (std::optional<UnrollPtr> unroll = queue_.pop()) {
-    record(**unroll);
-    unroll->reset();  // back to its pool: part of the recording's cost
+    do {
+      record(**unroll);
+      unroll->reset();  // back to its pool: part of the recording's cost
+    } while ((unroll = queue_.try_pop()));
     const int64_t now = thread_cpu_ns();
     cpu_ns_.fetch_add(now - mark, std::memory_order_relaxed);
-    mark = now;
+    mark = now;  // the nap's and the next wait's system calls count in the next round
+    std::this_thread::sleep_for(kNap);
   }
 }
 
@@ -190,32 +199,32 @@ void ExperienceRecorder::record(const Unroll& u) {
     int64_t end = start + 1;
     while (end < T && u.episode_id[static_cast<size_t>(end)] == u.episode_id[static_cast<size_t>(start)]) ++end;
     const size_t first = static_cast<size_t>(start), last = static_cast<size_t>(end - 1);
-    explog::Record r;
-    r.meta.actor_id = u.slot / envs_per_actor_;
-    r.meta.env_id = u.slot % envs_per_actor_;
-    r.meta.episode_id = u.episode_id[first];
-    r.meta.first_step = u.episode_step[first];
-    r.meta.steps = static_cast<int32_t>(end - start);
-    if (u.obs_flags[first] & rpc::kFirst) r.meta.flags |= explog::kIsFirst;
+    explog::RecordMeta meta;
+    meta.actor_id = u.slot / envs_per_actor_;
+    meta.env_id = u.slot % envs_per_actor_;
+    meta.episode_id = u.episode_id[first];
+    meta.first_step = u.episode_step[first];
+    meta.steps = static_cast<int32_t>(end - start);
+    if (u.obs_flags[first] & rpc::kFirst) meta.flags |= explog::kIsFirst;
     if (!u.valid[last]) {
-      r.meta.flags |= explog::kIsLast;
-      if (u.obs_flags[last] & rpc::kTerminated) r.meta.flags |= explog::kTerminated;
-      if (u.obs_flags[last] & rpc::kTruncated) r.meta.flags |= explog::kTruncated;
+      meta.flags |= explog::kIsLast;
+      if (u.obs_flags[last] & rpc::kTerminated) meta.flags |= explog::kTerminated;
+      if (u.obs_flags[last] & rpc::kTruncated) meta.flags |= explog::kTruncated;
     }
-    r.meta.wall_time_ns = u.wall_time_ns;
-    r.meta.learner_step = learner_step;
-    r.meta.config_version = config_version;
-    r.columns.resize(kColumns);
-    r.columns[kObservation].assign(u.observations.begin() + start * obs_bytes, u.observations.begin() + end * obs_bytes);
-    r.columns[kAction].assign(u.actions.begin() + start * action_bytes, u.actions.begin() + end * action_bytes);
-    append_values(r.columns[kReward], u.rewards, start, end);
-    append_values(r.columns[kTerminated], u.terminated, start, end);
-    append_values(r.columns[kTruncated], u.truncated, start, end);
-    append_values(r.columns[kLogp], u.behaviour_logp, start, end);
-    append_values(r.columns[kPolicyVersion], u.policy_version, start, end);
-    append_values(r.columns[kConfigVersion], u.config_version, start, end);
+    meta.wall_time_ns = u.wall_time_ns;
+    meta.learner_step = learner_step;
+    meta.config_version = config_version;
+    const uint8_t* columns[kColumns];
+    columns[kObservation] = u.observations.data() + start * obs_bytes;
+    columns[kAction] = u.actions.data() + start * action_bytes;
+    columns[kReward] = bytes_at(u.rewards, start);
+    columns[kTerminated] = bytes_at(u.terminated, start);
+    columns[kTruncated] = bytes_at(u.truncated, start);
+    columns[kLogp] = bytes_at(u.behaviour_logp, start);
+    columns[kPolicyVersion] = bytes_at(u.policy_version, start);
+    columns[kConfigVersion] = bytes_at(u.config_version, start);
     const int64_t steps = end - start;
-    if (writer_->append(std::move(r))) {
+    if (writer_->append(meta, columns)) {
       recorded += steps;
     } else {
       dropped += steps;

@@ -137,45 +137,49 @@ RecordMeta decode_meta(const uint8_t* p) {
   return m;
 }
 
-// Appends `raw` to `out` compressed with `codec`; returns the stored size.
-uint32_t store_block(const std::string& codec, const std::vector<uint8_t>& raw,
-                     std::vector<uint8_t>& out) {
-  if (raw.size() > kMaxBlockSize) {
-    throw std::invalid_argument("explog: a chunk block of " + std::to_string(raw.size()) +
+// The most bytes a block of `size` raw bytes can store (lz4 or none).
+size_t block_bound(bool lz4, size_t size) {
+  if (size > kMaxBlockSize) {
+    throw std::invalid_argument("explog: a chunk block of " + std::to_string(size) +
                                 " bytes is above the limit of " + std::to_string(kMaxBlockSize));
   }
-  if (raw.empty()) return 0;
-  const size_t start = out.size();
-  if (codec == "none") {
-    out.insert(out.end(), raw.begin(), raw.end());
-    return static_cast<uint32_t>(raw.size());
+  if (size == 0) return 0;
+  return lz4 ? static_cast<size_t>(LZ4_compressBound(static_cast<int>(size))) : size;
+}
+
+// Stores `size` bytes at `raw` (lz4-compressed or as they are) into `dst`,
+// which has room for block_bound(lz4, size) bytes; returns the stored size.
+uint32_t store_block(bool lz4, int acceleration, const uint8_t* raw, size_t size, uint8_t* dst) {
+  if (size == 0) return 0;
+  if (!lz4) {
+    std::memcpy(dst, raw, size);
+    return static_cast<uint32_t>(size);
   }
-  const int bound = LZ4_compressBound(static_cast<int>(raw.size()));
-  out.resize(start + static_cast<size_t>(bound));
-  const int n = LZ4_compress_default(reinterpret_cast<const char*>(raw.data()),
-                                     reinterpret_cast<char*>(out.data() + start),
-                                     static_cast<int>(raw.size()), bound);
-  if (n <= 0) throw std::runtime_error("explog: LZ4_compress_default failed");
-  out.resize(start + static_cast<size_t>(n));
+  const int bound = LZ4_compressBound(static_cast<int>(size));
+  const int n = LZ4_compress_fast(reinterpret_cast<const char*>(raw), reinterpret_cast<char*>(dst),
+                                  static_cast<int>(size), bound, acceleration);
+  if (n <= 0) throw std::runtime_error("explog: LZ4_compress_fast failed");
   return static_cast<uint32_t>(n);
+}
+
+// The checks on block `index`'s sizes that need none of its bytes.
+void check_block_sizes(const std::string& codec, const BlockSize& size, size_t index) {
+  if (size.raw == 0 && size.stored != 0) {
+    throw FormatError("block " + std::to_string(index) + " is empty but stores " +
+                      std::to_string(size.stored) + " bytes");
+  }
+  if (codec == "none" && size.stored != size.raw) {
+    throw FormatError("block " + std::to_string(index) + " stores " + std::to_string(size.stored) +
+                      " bytes for " + std::to_string(size.raw) + " uncompressed bytes with codec none");
+  }
 }
 
 void load_block(const std::string& codec, const uint8_t* stored, const BlockSize& size,
                 size_t index, std::vector<uint8_t>& raw) {
+  check_block_sizes(codec, size, index);
   raw.resize(size.raw);
-  if (size.raw == 0) {
-    if (size.stored != 0) {
-      throw FormatError("block " + std::to_string(index) + " is empty but stores " +
-                        std::to_string(size.stored) + " bytes");
-    }
-    return;
-  }
+  if (size.raw == 0) return;
   if (codec == "none") {
-    if (size.stored != size.raw) {
-      throw FormatError("block " + std::to_string(index) + " stores " +
-                        std::to_string(size.stored) + " bytes for " + std::to_string(size.raw) +
-                        " uncompressed bytes with codec none");
-    }
     std::memcpy(raw.data(), stored, size.raw);
     return;
   }
@@ -298,7 +302,7 @@ size_t record_raw_bytes(const Record& record) {
   return n;
 }
 
-uint32_t crc32c(const void* data, size_t size, uint32_t crc) {
+uint32_t crc32c_portable(const void* data, size_t size, uint32_t crc) {
   const auto& t = crc_table().entries;
   const auto* p = static_cast<const uint8_t*>(data);
   uint32_t c = ~crc;
@@ -311,6 +315,31 @@ uint32_t crc32c(const void* data, size_t size, uint32_t crc) {
   for (; size > 0; --size, ++p) c = t[0][(c ^ *p) & 0xFF] ^ (c >> 8);
   return ~c;
 }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+namespace {
+// SSE4.2's crc32 instruction computes exactly CRC-32C, 8 bytes at a time.
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(const void* data, size_t size, uint32_t crc) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  uint64_t c = ~crc;
+  for (; size >= 8; size -= 8, p += 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  for (; size > 0; --size, ++p) c32 = __builtin_ia32_crc32qi(c32, *p);
+  return ~c32;
+}
+}  // namespace
+
+uint32_t crc32c(const void* data, size_t size, uint32_t crc) {
+  static const bool has_sse42 = __builtin_cpu_supports("sse4.2");
+  return has_sse42 ? crc32c_sse42(data, size, crc) : crc32c_portable(data, size, crc);
+}
+#else
+uint32_t crc32c(const void* data, size_t size, uint32_t crc) { return crc32c_portable(data, size, crc); }
+#endif
 
 // ---- file header ----
 
@@ -398,42 +427,90 @@ bool ChunkSummary::operator==(const ChunkSummary& o) const {
          actor_ids == o.actor_ids;
 }
 
-std::vector<uint8_t> encode_chunk(const LogSchema& schema, const Record* records, size_t count) {
-  if (count == 0) throw std::invalid_argument("explog: a chunk needs at least one record");
-  ChunkSummary s;
-  s.record_count = static_cast<uint32_t>(count);
-  s.min_wall_time_ns = s.max_wall_time_ns = records[0].meta.wall_time_ns;
-  s.min_episode_id = s.max_episode_id = records[0].meta.episode_id;
-  std::vector<uint8_t> raw;
-  ByteWriter meta(raw);
-  for (size_t i = 0; i < count; ++i) {
-    const RecordMeta& m = records[i].meta;
-    s.min_wall_time_ns = std::min(s.min_wall_time_ns, m.wall_time_ns);
-    s.max_wall_time_ns = std::max(s.max_wall_time_ns, m.wall_time_ns);
-    s.min_episode_id = std::min(s.min_episode_id, m.episode_id);
-    s.max_episode_id = std::max(s.max_episode_id, m.episode_id);
-    s.actor_ids.push_back(m.actor_id);
-    encode_meta(meta, m);
-  }
-  std::sort(s.actor_ids.begin(), s.actor_ids.end());
-  s.actor_ids.erase(std::unique(s.actor_ids.begin(), s.actor_ids.end()), s.actor_ids.end());
+ChunkBuilder::ChunkBuilder(const LogSchema& schema) : schema_(&schema), columns_(schema.columns.size()) {
+  for (const ColumnSpec& c : schema.columns) step_bytes_.push_back(c.step_bytes());
+}
 
-  const size_t nblocks = schema.columns.size() + 1;
-  std::vector<BlockSize> blocks(nblocks);
-  std::vector<uint8_t> data;
-  blocks[0] = {static_cast<uint32_t>(raw.size()), store_block(schema.codec, raw, data)};
-  for (size_t c = 0; c < schema.columns.size(); ++c) {
-    raw.clear();
-    for (size_t i = 0; i < count; ++i) {
-      raw.insert(raw.end(), records[i].columns[c].begin(), records[i].columns[c].end());
+void ChunkBuilder::add(const RecordMeta& meta, const uint8_t* const* columns) {
+  if (meta.steps < 0) {
+    throw std::invalid_argument("explog: record has " + std::to_string(meta.steps) + " steps");
+  }
+  const size_t steps = static_cast<size_t>(meta.steps);
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    if (steps > 0 && step_bytes_[c] > 0 && columns[c] == nullptr) {
+      throw std::invalid_argument("explog: column '" + schema_->columns[c].name + "' of a record of " +
+                                  std::to_string(steps) + " steps is null");
     }
-    blocks[c + 1] = {static_cast<uint32_t>(raw.size()), store_block(schema.codec, raw, data)};
   }
+  if (records_ == 0) {
+    min_wall_time_ns_ = max_wall_time_ns_ = meta.wall_time_ns;
+    min_episode_id_ = max_episode_id_ = meta.episode_id;
+  } else {
+    min_wall_time_ns_ = std::min(min_wall_time_ns_, meta.wall_time_ns);
+    max_wall_time_ns_ = std::max(max_wall_time_ns_, meta.wall_time_ns);
+    min_episode_id_ = std::min(min_episode_id_, meta.episode_id);
+    max_episode_id_ = std::max(max_episode_id_, meta.episode_id);
+  }
+  const auto at = std::lower_bound(actor_ids_.begin(), actor_ids_.end(), meta.actor_id);
+  if (at == actor_ids_.end() || *at != meta.actor_id) actor_ids_.insert(at, meta.actor_id);
+  ByteWriter w(meta_block_);
+  encode_meta(w, meta);
+  raw_bytes_ += kMetaRecordSize;
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    const size_t bytes = steps * step_bytes_[c];
+    if (bytes == 0) continue;
+    columns_[c].insert(columns_[c].end(), columns[c], columns[c] + bytes);
+    raw_bytes_ += bytes;
+  }
+  ++records_;
+}
 
-  const size_t header_size = kChunkHeaderFixedSize + 8 * nblocks + 4 * s.actor_ids.size() + 4;
-  std::vector<uint8_t> out;
-  out.reserve(header_size + data.size());
-  ByteWriter w(out);
+void ChunkBuilder::add(const Record& record) {
+  validate_record(*schema_, record);
+  std::vector<const uint8_t*> columns(record.columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) columns[c] = record.columns[c].data();
+  add(record.meta, columns.data());
+}
+
+void ChunkBuilder::clear() {
+  meta_block_.clear();
+  for (std::vector<uint8_t>& c : columns_) c.clear();
+  actor_ids_.clear();
+  records_ = 0;
+  raw_bytes_ = 0;
+}
+
+ChunkSummary ChunkBuilder::encode(std::vector<uint8_t>& out, int lz4_acceleration) const {
+  if (records_ == 0) throw std::invalid_argument("explog: a chunk needs at least one record");
+  const bool lz4 = schema_->codec == "lz4";
+  const size_t nblocks = columns_.size() + 1;
+  const size_t header_size = kChunkHeaderFixedSize + 8 * nblocks + 4 * actor_ids_.size() + 4;
+  auto block = [&](size_t i) -> const std::vector<uint8_t>& { return i == 0 ? meta_block_ : columns_[i - 1]; };
+  size_t bound = header_size;
+  for (size_t i = 0; i < nblocks; ++i) bound += block_bound(lz4, block(i).size());
+  // Resizing a reused buffer writes only the bytes beyond its old size.
+  out.resize(bound);
+  std::vector<BlockSize> blocks(nblocks);
+  size_t pos = header_size;
+  for (size_t i = 0; i < nblocks; ++i) {
+    const std::vector<uint8_t>& raw = block(i);
+    blocks[i].raw = static_cast<uint32_t>(raw.size());
+    blocks[i].stored = store_block(lz4, lz4_acceleration, raw.data(), raw.size(), out.data() + pos);
+    pos += blocks[i].stored;
+  }
+  out.resize(pos);
+  const uint64_t data_size = pos - header_size;
+
+  ChunkSummary s;
+  s.record_count = static_cast<uint32_t>(records_);
+  s.min_wall_time_ns = min_wall_time_ns_;
+  s.max_wall_time_ns = max_wall_time_ns_;
+  s.min_episode_id = min_episode_id_;
+  s.max_episode_id = max_episode_id_;
+  s.actor_ids = actor_ids_;
+  std::vector<uint8_t> header;
+  header.reserve(header_size);
+  ByteWriter w(header);
   w.bytes(kChunkMagic, sizeof(kChunkMagic));
   w.u32(static_cast<uint32_t>(header_size));
   w.u32(s.record_count);
@@ -442,16 +519,24 @@ std::vector<uint8_t> encode_chunk(const LogSchema& schema, const Record* records
   w.i64(s.max_wall_time_ns);
   w.i64(s.min_episode_id);
   w.i64(s.max_episode_id);
-  w.u64(data.size());
-  w.u32(crc32c(data.data(), data.size()));
+  w.u64(data_size);
+  w.u32(crc32c(out.data() + header_size, data_size));
   w.u32(static_cast<uint32_t>(s.actor_ids.size()));
   for (const BlockSize& b : blocks) {
     w.u32(b.raw);
     w.u32(b.stored);
   }
   for (int32_t a : s.actor_ids) w.i32(a);
-  w.u32(crc32c(out.data(), out.size()));
-  w.bytes(data.data(), data.size());
+  w.u32(crc32c(header.data(), header.size()));
+  std::memcpy(out.data(), header.data(), header_size);
+  return s;
+}
+
+std::vector<uint8_t> encode_chunk(const LogSchema& schema, const Record* records, size_t count) {
+  ChunkBuilder builder(schema);
+  for (size_t i = 0; i < count; ++i) builder.add(records[i]);
+  std::vector<uint8_t> out;
+  builder.encode(out);
   return out;
 }
 

@@ -113,7 +113,10 @@ size_t record_raw_bytes(const Record& record);
 
 // CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), as in iSCSI and ext4.
 // `crc` continues an earlier result: crc32c(ab) == crc32c(b, crc32c(a)).
+// Uses the CPU's crc32 instruction where there is one (x86-64 with SSE4.2).
 uint32_t crc32c(const void* data, size_t size, uint32_t crc = 0);
+// The table-driven version, on every CPU (crc32c's reference in tests).
+uint32_t crc32c_portable(const void* data, size_t size, uint32_t crc = 0);
 
 // ---- file header ----
 std::vector<uint8_t> encode_file_header(const LogSchema& schema);
@@ -151,6 +154,48 @@ struct ChunkHeader {
   std::vector<BlockSize> blocks;  // meta block first, then one per schema column
 
   uint64_t total_size() const { return header_size + data_size; }
+};
+
+// Builds one chunk record by record: each record's meta and column bytes are
+// copied once, straight into the chunk's blocks, and encode() compresses the
+// blocks into the chunk. clear() keeps the buffers' capacity, so a builder
+// that is refilled again and again stops allocating.
+// Thread-safety: one thread at a time; `schema` must outlive the builder.
+class ChunkBuilder {
+ public:
+  explicit ChunkBuilder(const LogSchema& schema);
+
+  // Appends one record: columns[c] points at meta.steps x schema.columns[c].step_bytes()
+  // bytes (little-endian values). Throws std::invalid_argument for a negative
+  // step count or a null column with steps to copy.
+  void add(const RecordMeta& meta, const uint8_t* const* columns);
+  // The same from a Record (validate_record's errors).
+  void add(const Record& record);
+
+  size_t record_count() const { return records_; }
+  bool empty() const { return records_ == 0; }
+  // Meta plus column bytes so far: what the chunk holds before compression.
+  size_t raw_bytes() const { return raw_bytes_; }
+
+  // Writes the chunk, header and data, into `out` (its contents replaced; its
+  // capacity reused) and returns its summary (offset 0). Throws
+  // std::invalid_argument when empty or for a block above kMaxBlockSize.
+  // `lz4_acceleration` (codec lz4) trades ratio for speed, as LZ4_compress_fast's
+  // (1 = LZ4's default); the format and the decoder do not change with it.
+  ChunkSummary encode(std::vector<uint8_t>& out, int lz4_acceleration = 1) const;
+
+  void clear();
+
+ private:
+  const LogSchema* schema_;
+  std::vector<size_t> step_bytes_;             // per column
+  std::vector<uint8_t> meta_block_;            // kMetaRecordSize bytes per record
+  std::vector<std::vector<uint8_t>> columns_;  // one block per schema column
+  std::vector<int32_t> actor_ids_;             // distinct, ascending
+  size_t records_ = 0;
+  size_t raw_bytes_ = 0;
+  int64_t min_wall_time_ns_ = 0, max_wall_time_ns_ = 0;
+  int64_t min_episode_id_ = 0, max_episode_id_ = 0;
 };
 
 // Encodes `count` records (each valid for `schema`) as one chunk, header and

@@ -77,6 +77,9 @@ void validate_options(const WriterOptions& o) {
   }
   if (o.queue_max_records == 0) bad("queue_max_records is 0");
   if (o.queue_max_bytes == 0) bad("queue_max_bytes is 0");
+  if (o.lz4_acceleration < 1 || o.lz4_acceleration > 65537) {
+    bad("lz4_acceleration " + std::to_string(o.lz4_acceleration) + " is not in [1, 65537]");
+  }
   if (o.compress_threads < 1 || o.compress_threads > 64) {
     bad("compress_threads " + std::to_string(o.compress_threads) + " is not in [1, 64]");
   }
@@ -87,7 +90,10 @@ void validate_options(const WriterOptions& o) {
 }  // namespace
 
 LogWriter::LogWriter(const LogSchema& schema, WriterOptions options)
-    : schema_(schema), options_(std::move(options)), file_header_(encode_file_header(schema_)) {
+    : schema_(schema),
+      options_(std::move(options)),
+      file_header_(encode_file_header(schema_)),
+      open_(schema_) {
   validate_options(options_);
   std::error_code ec;
   fs::create_directories(options_.directory, ec);
@@ -127,17 +133,41 @@ bool LogWriter::admissible(size_t bytes) const {
 }
 
 bool LogWriter::should_cut() const {
-  if (pending_.empty()) return false;
-  return closing_ || pending_bytes_ >= options_.chunk_target_bytes || blocked_appenders_ > 0 ||
+  if (open_.empty()) return false;
+  return closing_ || open_.raw_bytes() >= options_.chunk_target_bytes || blocked_appenders_ > 0 ||
          flush_target_ > cut_records_ || inflight_records_ >= options_.queue_max_records ||
          inflight_bytes_ >= options_.queue_max_bytes ||
-         SteadyClock::now() >= pending_.front().since +
-                                   std::chrono::milliseconds(options_.sync_interval_ms);
+         SteadyClock::now() >= open_since_ + std::chrono::milliseconds(options_.sync_interval_ms);
+}
+
+void LogWriter::cut_open() {
+  cut_records_ += open_.record_count();
+  ChunkBuilder next(schema_);
+  if (!spare_builders_.empty()) {
+    next = std::move(spare_builders_.back());
+    spare_builders_.pop_back();
+  }
+  full_.emplace_back(next_cut_seq_++, std::move(open_));
+  open_ = std::move(next);
 }
 
 bool LogWriter::append(Record&& record) {
   validate_record(schema_, record);
-  const size_t bytes = record_raw_bytes(record);
+  std::vector<const uint8_t*> columns(record.columns.size());
+  for (size_t c = 0; c < columns.size(); ++c) columns[c] = record.columns[c].data();
+  return append_locked(record.meta, columns.data(), record_raw_bytes(record));
+}
+
+bool LogWriter::append(const RecordMeta& meta, const uint8_t* const* columns) {
+  if (meta.steps < 0) {
+    throw std::invalid_argument("LogWriter: a record has " + std::to_string(meta.steps) + " steps");
+  }
+  size_t bytes = kMetaRecordSize;
+  for (const ColumnSpec& c : schema_.columns) bytes += c.step_bytes() * static_cast<size_t>(meta.steps);
+  return append_locked(meta, columns, bytes);
+}
+
+bool LogWriter::append_locked(const RecordMeta& meta, const uint8_t* const* columns, size_t bytes) {
   if (bytes > kMaxRecordBytes) {
     throw std::invalid_argument("LogWriter: a record of " + std::to_string(bytes) +
                                 " bytes is above the limit of " + std::to_string(kMaxRecordBytes));
@@ -155,14 +185,18 @@ bool LogWriter::append(Record&& record) {
     ++stats_.dropped;
     return false;
   }
-  const bool was_empty = pending_.empty();
+  const bool was_empty = open_.empty();
+  open_.add(meta, columns);  // throws (a caller bug) before anything is counted
+  if (was_empty) open_since_ = SteadyClock::now();
   ++accepted_;
   ++inflight_records_;
   inflight_bytes_ += bytes;
-  pending_bytes_ += bytes;
-  pending_.push_back(Pending{std::move(record), bytes, SteadyClock::now()});
-  // Compressors sleep without a deadline while the queue is empty.
-  if (was_empty || should_cut()) work_cv_.notify_one();
+  if (open_.raw_bytes() >= options_.chunk_target_bytes) {
+    cut_open();
+    work_cv_.notify_one();
+  } else if (was_empty || should_cut()) {
+    work_cv_.notify_one();  // compressors sleep without a deadline while open_ is empty
+  }
   return true;
 }
 
@@ -208,8 +242,8 @@ void LogWriter::fail(const std::string& message) {
   std::fprintf(stderr, "moonseed: %s; recording is off\n", stats_.error.c_str());
   stats_.dropped += accepted_ - stats_.durable_records;
   accepted_ = stats_.durable_records;
-  pending_.clear();
-  pending_bytes_ = 0;
+  open_.clear();
+  full_.clear();
   encoded_.clear();
   inflight_records_ = 0;
   inflight_bytes_ = 0;
@@ -248,42 +282,40 @@ void LogWriter::compress_loop() {
   int64_t cpu_mark = thread_cpu_ns();
   std::unique_lock<std::mutex> lock(mu_);
   while (!failed_) {
-    if (pending_.empty()) {
-      if (closing_) break;
-      work_cv_.wait(lock, [&] { return failed_ || closing_ || !pending_.empty(); });
-      continue;
+    if (full_.empty()) {
+      if (open_.empty()) {
+        if (closing_) break;
+        work_cv_.wait(lock, [&] { return failed_ || closing_ || !open_.empty() || !full_.empty(); });
+        continue;
+      }
+      if (!should_cut()) {
+        work_cv_.wait_until(lock, open_since_ + std::chrono::milliseconds(options_.sync_interval_ms));
+        continue;
+      }
+      cut_open();
     }
-    if (!should_cut()) {
-      work_cv_.wait_until(lock, pending_.front().since +
-                                    std::chrono::milliseconds(options_.sync_interval_ms));
-      continue;
-    }
-    std::vector<Record> batch;
-    uint64_t raw_bytes = 0;
-    while (!pending_.empty() && (batch.empty() || raw_bytes < options_.chunk_target_bytes)) {
-      raw_bytes += pending_.front().bytes;
-      pending_bytes_ -= pending_.front().bytes;
-      batch.push_back(std::move(pending_.front().record));
-      pending_.pop_front();
-    }
-    cut_records_ += batch.size();
-    const uint64_t seq = next_cut_seq_++;
-    lock.unlock();
+    const uint64_t seq = full_.front().first;
+    ChunkBuilder builder = std::move(full_.front().second);
+    full_.pop_front();
     EncodedChunk chunk;
+    if (!spare_buffers_.empty()) {
+      chunk.bytes = std::move(spare_buffers_.back());
+      spare_buffers_.pop_back();
+    }
+    lock.unlock();
     std::string error;
     try {
-      chunk.bytes = encode_chunk(schema_, batch.data(), batch.size());
-      const size_t ncols = schema_.columns.size();
-      chunk.summary = decode_chunk_header(chunk.bytes.data(),
-                                          chunk_header_size(chunk.bytes.data(), ncols), ncols)
-                          .summary;
-      chunk.raw_bytes = raw_bytes;
+      chunk.summary = builder.encode(chunk.bytes, options_.lz4_acceleration);
+      chunk.raw_bytes = builder.raw_bytes();
     } catch (const std::exception& e) {
       error = std::string("cannot encode a chunk: ") + e.what();
     }
-    batch.clear();
+    builder.clear();
     charge_cpu(cpu_mark);
     lock.lock();
+    if (spare_builders_.size() <= static_cast<size_t>(options_.compress_threads)) {
+      spare_builders_.push_back(std::move(builder));
+    }
     if (!error.empty()) fail(error);
     if (failed_) break;
     encoded_.emplace(seq, std::move(chunk));
@@ -331,6 +363,9 @@ void LogWriter::write_loop() {
       stats_.bytes_raw += chunk.raw_bytes;
       inflight_records_ -= chunk.summary.record_count;
       inflight_bytes_ -= chunk.raw_bytes;
+      if (spare_buffers_.size() <= static_cast<size_t>(options_.compress_threads)) {
+        spare_buffers_.push_back(std::move(node.mapped().bytes));
+      }
       space_cv_.notify_all();
     }
 

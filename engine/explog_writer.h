@@ -58,6 +58,7 @@ struct WriterOptions {
   size_t queue_max_bytes = 256u << 20;
   FullQueuePolicy full_queue = FullQueuePolicy::kDrop;
   int compress_threads = 1;
+  int lz4_acceleration = 1;  // LZ4_compress_fast's: 1 compresses best, higher is faster
   uint64_t segment_max_bytes = 256ull << 20;  // roll when a segment reaches this; 0: never
   int64_t segment_max_age_ms = 0;             // roll a segment this old; 0: never
   int64_t sync_interval_ms = 1000;            // fsync at least this often while data is unsynced
@@ -96,6 +97,10 @@ class LogWriter {
   // True when the record was queued, false when it was dropped (full queue
   // under kDrop, writer off or closed).
   bool append(Record&& record);
+  // The same without a Record: copies meta.steps steps of every column,
+  // columns[c] pointing at meta.steps x schema.columns[c].step_bytes() bytes,
+  // straight into the chunk being built (one copy, no allocation once warm).
+  bool append(const RecordMeta& meta, const uint8_t* const* columns);
 
   // Blocks until every record accepted before the call is durable. False when
   // the writer is off (stats().error says why) or closed.
@@ -115,8 +120,10 @@ class LogWriter {
     uint64_t raw_bytes = 0;
   };
 
+  bool append_locked(const RecordMeta& meta, const uint8_t* const* columns, size_t bytes);
   bool admissible(size_t bytes) const;   // requires mu_
   bool should_cut() const;               // requires mu_
+  void cut_open();                       // requires mu_: open_ (not empty) -> full_
   void compress_loop();
   void write_loop();
   void fail(const std::string& message);  // requires mu_
@@ -146,13 +153,16 @@ class LogWriter {
   std::condition_variable space_cv_;    // blocked appenders: room in the queue
   std::condition_variable durable_cv_;  // flush(): durable_ moved
   // Guarded by mu_:
-  struct Pending {
-    Record record;
-    size_t bytes;
-    std::chrono::steady_clock::time_point since;
-  };
-  std::deque<Pending> pending_;  // accepted, not yet cut into a chunk
-  size_t pending_bytes_ = 0;
+  // Records accepted and not yet cut into a chunk are in open_ (since
+  // open_since_); an appender that fills open_ to chunk_target_bytes cuts it
+  // into full_ (with its sequence number); compressors take full_ first, and
+  // cut open_ themselves when should_cut() for another reason (age, flush,
+  // close, room). Builders and chunk buffers are recycled, not freed.
+  ChunkBuilder open_;
+  std::chrono::steady_clock::time_point open_since_;
+  std::deque<std::pair<uint64_t, ChunkBuilder>> full_;
+  std::vector<ChunkBuilder> spare_builders_;
+  std::vector<std::vector<uint8_t>> spare_buffers_;
   int blocked_appenders_ = 0;  // appenders waiting for room (kBackpressure)
   uint64_t inflight_records_ = 0;  // accepted, not yet written or dropped
   uint64_t inflight_bytes_ = 0;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -35,6 +36,25 @@ TEST(ExplogCrc32c, ContinuesAnEarlierResult) {
   const std::string text = "experience log";
   EXPECT_EQ(crc32c(text.data() + 5, text.size() - 5, crc32c(text.data(), 5)),
             crc32c(text.data(), text.size()));
+}
+
+TEST(ExplogCrc32c, FastPathEqualsThePortableTableAtEveryLengthAndAlignment) {
+  std::vector<uint8_t> bytes(4096 + 16);
+  uint32_t x = 12345;
+  for (uint8_t& b : bytes) {
+    x = x * 1103515245u + 12345u;
+    b = static_cast<uint8_t>(x >> 16);
+  }
+  for (size_t offset = 0; offset < 8; ++offset) {
+    for (size_t size : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{63}, size_t{64},
+                        size_t{1000}, size_t{4096}}) {
+      EXPECT_EQ(crc32c(bytes.data() + offset, size), crc32c_portable(bytes.data() + offset, size))
+          << "offset " << offset << " size " << size;
+      EXPECT_EQ(crc32c(bytes.data() + offset, size, 0xDEADBEEF),
+                crc32c_portable(bytes.data() + offset, size, 0xDEADBEEF));
+    }
+  }
+  EXPECT_EQ(crc32c_portable("123456789", 9), 0xE3069283u);
 }
 
 TEST(ExplogFormat, FileHeaderRoundTripsTheSchema) {
@@ -119,6 +139,106 @@ TEST(ExplogFormat, ChunkRoundTripsRecordsWithEveryDtype) {
     EXPECT_EQ(back[i].meta, records[i].meta) << i;
     EXPECT_EQ(back[i].columns, records[i].columns) << i;
   }
+}
+
+TEST(ExplogChunkBuilder, RefilledBuilderEncodesExactlyWhatEncodeChunkDoes) {
+  const LogSchema schema = known_schema();
+  std::vector<Record> records;
+  for (int i = 0; i < 15; ++i) records.push_back(known_record(i));
+  ChunkBuilder builder(schema);
+  std::vector<uint8_t> out;
+  // Larger chunk first, so that the second encode reuses a longer buffer.
+  for (const auto& [begin, end] : {std::pair<size_t, size_t>{0, 11}, {11, 15}, {3, 4}}) {
+    builder.clear();
+    size_t raw = 0;
+    for (size_t i = begin; i < end; ++i) {
+      builder.add(records[i]);
+      raw += record_raw_bytes(records[i]);
+    }
+    EXPECT_EQ(builder.record_count(), end - begin);
+    EXPECT_EQ(builder.raw_bytes(), raw);
+    const ChunkSummary summary = builder.encode(out);
+    EXPECT_EQ(out, encode_chunk(schema, records.data() + begin, end - begin)) << begin << ".." << end;
+    const size_t hs = chunk_header_size(out.data(), schema.columns.size());
+    const ChunkHeader h = decode_chunk_header(out.data(), hs, schema.columns.size());
+    EXPECT_EQ(summary, h.summary);
+    const std::vector<Record> back = decode_chunk_data(schema, h, out.data() + hs, out.size() - hs);
+    ASSERT_EQ(back.size(), end - begin);
+    for (size_t i = begin; i < end; ++i) {
+      EXPECT_EQ(back[i - begin].meta, records[i].meta) << i;
+      EXPECT_EQ(back[i - begin].columns, records[i].columns) << i;
+    }
+  }
+}
+
+TEST(ExplogChunkBuilder, RecordsAddedFromPointersIntoLargerArraysKeepTheirSlices) {
+  // A record's columns may point into the middle of arrays holding more steps
+  // (the recorder's unrolls): only meta.steps steps are taken from each.
+  LogSchema schema = known_schema("none");
+  schema.columns = {{"x", DType::kI32, {}}, {"frame", DType::kU8, {3}}};
+  std::vector<int32_t> xs = {10, 11, 12, 13, 14, 15};
+  std::vector<uint8_t> frames;
+  for (int i = 0; i < 18; ++i) frames.push_back(static_cast<uint8_t>(i));
+  ChunkBuilder builder(schema);
+  RecordMeta meta;
+  meta.steps = 2;
+  const uint8_t* cols[2] = {reinterpret_cast<const uint8_t*>(xs.data() + 3), frames.data() + 9};
+  builder.add(meta, cols);
+  std::vector<uint8_t> out;
+  builder.encode(out);
+  const size_t hs = chunk_header_size(out.data(), 2);
+  const ChunkHeader h = decode_chunk_header(out.data(), hs, 2);
+  const std::vector<Record> back = decode_chunk_data(schema, h, out.data() + hs, out.size() - hs);
+  ASSERT_EQ(back.size(), 1u);
+  std::vector<uint8_t> want_x;
+  testing::put<int32_t>(want_x, 13);
+  testing::put<int32_t>(want_x, 14);
+  EXPECT_EQ(back[0].columns[0], want_x);
+  EXPECT_EQ(back[0].columns[1], (std::vector<uint8_t>{9, 10, 11, 12, 13, 14}));
+}
+
+TEST(ExplogChunkBuilder, FasterLz4SettingsDecodeToTheSameRecords) {
+  // Acceleration is the writer's choice only: the chunk reads back with the
+  // same decoder, and the data must survive every setting.
+  const LogSchema schema = known_schema();
+  std::vector<Record> records;
+  for (int i = 0; i < 40; ++i) records.push_back(known_record(i));
+  ChunkBuilder builder(schema);
+  for (const Record& r : records) builder.add(r);
+  for (int acceleration : {1, 8, 65537}) {
+    std::vector<uint8_t> out;
+    builder.encode(out, acceleration);
+    const size_t hs = chunk_header_size(out.data(), schema.columns.size());
+    const ChunkHeader h = decode_chunk_header(out.data(), hs, schema.columns.size());
+    const std::vector<Record> back = decode_chunk_data(schema, h, out.data() + hs, out.size() - hs);
+    ASSERT_EQ(back.size(), records.size()) << acceleration;
+    for (size_t i = 0; i < records.size(); ++i) {
+      EXPECT_EQ(back[i].columns, records[i].columns) << "acceleration " << acceleration << " record " << i;
+    }
+  }
+}
+
+TEST(ExplogChunkBuilder, CallerErrorsAreNamed) {
+  const LogSchema schema = known_schema();
+  ChunkBuilder builder(schema);
+  std::vector<uint8_t> out;
+  EXPECT_THROW(builder.encode(out), std::invalid_argument);  // no records
+  RecordMeta meta;
+  meta.steps = -1;
+  const uint8_t* none[5] = {};
+  EXPECT_THROW(builder.add(meta, none), std::invalid_argument);
+  meta.steps = 2;
+  try {
+    builder.add(meta, none);
+    FAIL() << "a null column with steps was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'obs'"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(builder.empty());
+  meta.steps = 0;  // no steps: no bytes to point at
+  builder.add(meta, none);
+  EXPECT_EQ(builder.record_count(), 1u);
+  EXPECT_EQ(builder.raw_bytes(), kMetaRecordSize);
 }
 
 TEST(ExplogFormat, ChunkDataWithAFlippedByteFailsItsChecksum) {

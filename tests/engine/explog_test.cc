@@ -409,6 +409,26 @@ TEST(ExplogLog, SeveralCompressorThreadsKeepAppendOrder) {
   for (int i = 0; i < 300; ++i) ASSERT_EQ(known_index(records[i]), i);
 }
 
+TEST(ExplogLog, AppendFromColumnPointersWritesTheSameRecords) {
+  TempDir dir;
+  WriterOptions o = options_for(dir.path());
+  {
+    LogWriter w(known_schema(), o);
+    for (int64_t i = 0; i < 40; ++i) {
+      const Record r = known_record(i);
+      std::vector<const uint8_t*> columns;
+      for (const auto& c : r.columns) columns.push_back(c.data());
+      ASSERT_TRUE(w.append(r.meta, columns.data()));
+    }
+    w.close();
+    EXPECT_EQ(w.stats().written, 40u);
+    EXPECT_EQ(w.stats().error, "");
+  }
+  const std::vector<Record> records = read_all(LogReader(dir.path()));
+  ASSERT_EQ(records.size(), 40u);
+  for (int64_t i = 0; i < 40; ++i) expect_known(records[static_cast<size_t>(i)], i);
+}
+
 TEST(ExplogLog, MergeYieldsRecordsOfSeveralLogsInWallTimeOrder) {
   TempDir a, b;
   LogSchema schema;
