@@ -25,6 +25,7 @@
 
 #include "cli/commands.h"
 #include "cli/log_text.h"
+#include "engine/explog_episodes.h"
 #include "engine/explog_reader.h"
 #include "engine/explog_writer.h"
 
@@ -237,13 +238,6 @@ ex::RecordFilter filter_from(const CommandLine& cl) {
   return f;
 }
 
-std::optional<size_t> column_index(const ex::LogSchema& schema, const std::string& name) {
-  for (size_t i = 0; i < schema.columns.size(); ++i) {
-    if (schema.columns[i].name == name) return i;
-  }
-  return std::nullopt;
-}
-
 // ---- info ----
 
 // What `info` reports beyond the schema and the segment list; counted over
@@ -391,61 +385,14 @@ int info(const CommandLine& cl) {
 
 // ---- ls ----
 
-struct Episode {
-  int32_t actor_id = 0;
-  int32_t env_id = 0;
-  int64_t episode_id = 0;
-  int64_t first_step = 0;  // of the earliest unroll in the log
-  int64_t steps = 0;
-  double total_reward = 0;
-  uint8_t last_flags = 0;  // of the latest unroll that ended it, else 0
-  int64_t first_wall_time_ns = 0;
-};
-
-const char* episode_end(const Episode& e) {
-  if (!(e.last_flags & ex::kIsLast)) return "open";
-  if (e.last_flags & ex::kTerminated) return "terminated";
-  if (e.last_flags & ex::kTruncated) return "truncated";
-  return "ended";
-}
-
 int ls(const CommandLine& cl) {
   const ex::RecordFilter filter = filter_from(cl);  // bad options before a missing path
   const std::string path = one_path(cl);
   const ex::LogReader reader(path);
   warn_about(reader.problems());
-  const std::optional<size_t> reward = column_index(reader.schema(), "reward");
-
-  std::vector<Episode> episodes;  // in order of first appearance
-  std::map<std::tuple<int32_t, int32_t, int64_t>, size_t> index;
-  ex::RecordCursor cursor = reader.scan(filter);
-  while (std::optional<ex::Record> r = cursor.next()) {
-    const ex::RecordMeta& m = r->meta;
-    const auto key = std::make_tuple(m.actor_id, m.env_id, m.episode_id);
-    auto [it, inserted] = index.emplace(key, episodes.size());
-    if (inserted) {
-      Episode e;
-      e.actor_id = m.actor_id;
-      e.env_id = m.env_id;
-      e.episode_id = m.episode_id;
-      e.first_step = m.first_step;
-      e.first_wall_time_ns = m.wall_time_ns;
-      episodes.push_back(e);
-    }
-    Episode& e = episodes[it->second];
-    e.steps += m.steps;
-    e.first_step = std::min(e.first_step, m.first_step);
-    e.first_wall_time_ns = std::min(e.first_wall_time_ns, m.wall_time_ns);
-    if (m.flags & ex::kIsLast) e.last_flags = m.flags;
-    if (reward) {
-      const ex::ColumnSpec& column = reader.schema().columns[*reward];
-      const size_t size = ex::dtype_size(column.dtype);
-      const std::vector<uint8_t>& bytes = r->columns[*reward];
-      for (size_t off = 0; off + size <= bytes.size(); off += size) {
-        e.total_reward += value_as_double(column.dtype, bytes.data() + off);
-      }
-    }
-  }
+  const bool reward = ex::reward_column(reader.schema()).has_value();
+  std::vector<ex::LogProblem> unreadable;
+  const std::vector<ex::EpisodeSummary> episodes = ex::summarize_episodes(reader, filter, &unreadable);
   const bool json = cl.switches.count("--json") > 0;
   std::string out;
   char line[256];
@@ -454,24 +401,24 @@ int ls(const CommandLine& cl) {
                   "return", "end", "first_wall_time");
     out += line;
   }
-  for (const Episode& e : episodes) {
+  for (const ex::EpisodeSummary& e : episodes) {
     const std::string ret = reward ? shortest_text(e.total_reward) : (json ? "null" : "-");
     if (json) {
       out += "{\"episode_id\":" + std::to_string(e.episode_id) +
              ",\"actor_id\":" + std::to_string(e.actor_id) + ",\"env_id\":" + std::to_string(e.env_id) +
              ",\"first_step\":" + std::to_string(e.first_step) + ",\"steps\":" + std::to_string(e.steps) +
-             ",\"return\":" + ret + ",\"end\":\"" + episode_end(e) +
+             ",\"return\":" + ret + ",\"end\":\"" + ex::episode_end(e) +
              "\",\"first_wall_time_ns\":" + std::to_string(e.first_wall_time_ns) + "}\n";
     } else {
       std::snprintf(line, sizeof line, "%10lld %6d %6d %8lld %14s %-10s %s\n",
                     static_cast<long long>(e.episode_id), e.actor_id, e.env_id,
-                    static_cast<long long>(e.steps), ret.c_str(), episode_end(e),
+                    static_cast<long long>(e.steps), ret.c_str(), ex::episode_end(e),
                     format_wall_time(e.first_wall_time_ns).c_str());
       out += line;
     }
   }
   std::fputs(out.c_str(), stdout);
-  return report_unreadable(cursor.problems()) ? 1 : 0;
+  return report_unreadable(unreadable) ? 1 : 0;
 }
 
 // ---- cat ----

@@ -191,20 +191,4 @@ void append_step_json(std::string& out, const ex::ColumnSpec& column, const uint
   append_dimension(out, column, 0, data);
 }
 
-double value_as_double(ex::DType dtype, const uint8_t* data) {
-  switch (dtype) {
-    case ex::DType::kU8:
-      return *data;
-    case ex::DType::kI32:
-      return load<int32_t>(data);
-    case ex::DType::kI64:
-      return static_cast<double>(load<int64_t>(data));
-    case ex::DType::kF32:
-      return load<float>(data);
-    case ex::DType::kF64:
-      return load<double>(data);
-  }
-  return 0;
-}
-
 }  // namespace moonseed::cli

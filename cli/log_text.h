@@ -41,7 +41,4 @@ std::string shortest_text(double v);
 // otherwise. Integers are exact.
 void append_step_json(std::string& out, const engine::explog::ColumnSpec& column, const uint8_t* data);
 
-// One value of `dtype` at `data`, converted to double.
-double value_as_double(engine::explog::DType dtype, const uint8_t* data);
-
 }  // namespace moonseed::cli

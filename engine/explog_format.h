@@ -54,6 +54,10 @@ size_t dtype_size(DType dtype);
 const char* dtype_name(DType dtype);  // "u8", "i32", "i64", "f32", "f64"
 // Throws std::invalid_argument naming `name`.
 DType dtype_from_name(const std::string& name);
+// One value of `dtype` (dtype_size(dtype) little-endian bytes at `data`) as a
+// double: exact for u8, i32, f32, f64 and integers up to 2^53; an i64 beyond
+// is rounded to the nearest double. Never throws.
+double value_as_double(DType dtype, const uint8_t* data);
 
 // One per-step column: every record holds steps x prod(shape) values of dtype.
 struct ColumnSpec {
@@ -208,9 +212,18 @@ size_t chunk_header_size(const uint8_t* fixed, size_t column_count);
 // `data` holds the whole header (chunk_header_size bytes); checks its CRC.
 ChunkHeader decode_chunk_header(const uint8_t* data, size_t size, size_t column_count);
 // `data` holds header.data_size bytes that follow the header: checks the data
-// CRC, decompresses every block and splits them into records.
+// CRC (over the whole data area, every block), decompresses the meta block and
+// the selected column blocks and splits them into records.
+// `columns` selects schema columns by index (schema.columns.size() flags);
+// null or empty selects all. An unselected column is not decompressed: it is
+// left empty in every record (so the records do not pass validate_record),
+// and only the sizes its chunk header and the records' steps give are checked.
+// A selected column is checked exactly as in a full decode, so what a
+// selection returns is byte-equal to a full decode's same columns.
+// Throws FormatError; std::invalid_argument for a selection of the wrong size.
 std::vector<Record> decode_chunk_data(const LogSchema& schema, const ChunkHeader& header,
-                                      const uint8_t* data, size_t size);
+                                      const uint8_t* data, size_t size,
+                                      const std::vector<bool>* columns = nullptr);
 
 // ---- footer ----
 // The footer lists every chunk's summary; the trailer after it (the last

@@ -70,8 +70,12 @@ bool RecordFilter::matches(const RecordMeta& m) const {
 
 // ---- RecordCursor ----
 
-RecordCursor::RecordCursor(const LogReader& reader, std::vector<size_t> chunks, RecordFilter filter)
-    : reader_(&reader), chunks_(std::move(chunks)), filter_(std::move(filter)) {}
+RecordCursor::RecordCursor(const LogReader& reader, std::vector<size_t> chunks, RecordFilter filter,
+                           std::vector<bool> columns)
+    : reader_(&reader),
+      chunks_(std::move(chunks)),
+      filter_(std::move(filter)),
+      columns_(std::move(columns)) {}
 
 std::optional<Record> RecordCursor::next() {
   while (true) {
@@ -84,7 +88,7 @@ std::optional<Record> RecordCursor::next() {
     buffer_.clear();
     buffer_pos_ = 0;
     try {
-      buffer_ = reader_->read_chunk(chunk);
+      buffer_ = reader_->read_chunk(chunk, columns_);
     } catch (const FormatError& e) {
       const ChunkRef& ref = reader_->chunks()[chunk];
       problems_.push_back(LogProblem{reader_->segments()[ref.segment].path,
@@ -311,7 +315,7 @@ std::string LogReader::where(size_t chunk) const {
          std::to_string(ref.summary.offset) + " of " + segments_[ref.segment].path;
 }
 
-std::vector<Record> LogReader::read_chunk(size_t chunk) const {
+std::vector<Record> LogReader::read_chunk(size_t chunk, const std::vector<bool>& columns) const {
   if (chunk >= chunks_.size()) {
     throw std::out_of_range("LogReader: chunk " + std::to_string(chunk) + " of " +
                             std::to_string(chunks_.size()));
@@ -326,7 +330,7 @@ std::vector<Record> LogReader::read_chunk(size_t chunk) const {
     }
     const std::vector<uint8_t> data = pread_vector(fd, h.data_size, ref.summary.offset + h.header_size);
     chunks_decoded_.fetch_add(1);
-    return decode_chunk_data(schema_, h, data.data(), data.size());
+    return decode_chunk_data(schema_, h, data.data(), data.size(), &columns);
   } catch (const FormatError& e) {
     throw FormatError(where(chunk) + ": " + e.what());
   }
@@ -340,8 +344,12 @@ std::vector<size_t> LogReader::find_chunks(const RecordFilter& filter) const {
   return out;
 }
 
-RecordCursor LogReader::scan(const RecordFilter& filter) const {
-  return RecordCursor(*this, find_chunks(filter), filter);
+RecordCursor LogReader::scan(const RecordFilter& filter, std::vector<bool> columns) const {
+  if (!columns.empty() && columns.size() != schema_.columns.size()) {
+    throw std::invalid_argument("LogReader::scan: a selection of " + std::to_string(columns.size()) +
+                                " columns for a log of " + std::to_string(schema_.columns.size()));
+  }
+  return RecordCursor(*this, find_chunks(filter), filter, std::move(columns));
 }
 
 std::vector<LogProblem> LogReader::verify() const {

@@ -8,7 +8,9 @@
 // reports) a chunk whose header is corrupt. No chunk data is read at open.
 // Records are then read chunk by chunk; find_chunks and scan use the index to
 // pick chunks by episode, actor or wall-time range without decompressing the
-// others.
+// others, and read_chunk and scan take a column selection to decompress only
+// the meta and those columns' blocks of a chunk (its whole data is still read
+// and checked against its data CRC).
 //
 // Failure: a path that is neither a segment file nor a directory holding one
 // with a readable header throws std::runtime_error naming the path. Problems
@@ -70,10 +72,12 @@ struct RecordFilter {
 
 class LogReader;
 
-// Yields the matching records of a reader in log order.
+// Yields the matching records of a reader in log order, each with the columns
+// `columns` selects (LogReader::read_chunk's selection; empty: all).
 class RecordCursor {
  public:
-  RecordCursor(const LogReader& reader, std::vector<size_t> chunks, RecordFilter filter);
+  RecordCursor(const LogReader& reader, std::vector<size_t> chunks, RecordFilter filter,
+               std::vector<bool> columns = {});
 
   // The next matching record, or nullopt at the end.
   std::optional<Record> next();
@@ -84,6 +88,7 @@ class RecordCursor {
   const LogReader* reader_;
   std::vector<size_t> chunks_;
   RecordFilter filter_;
+  std::vector<bool> columns_;
   size_t next_chunk_ = 0;
   std::vector<Record> buffer_;
   size_t buffer_pos_ = 0;
@@ -105,14 +110,23 @@ class LogReader {
   const std::vector<LogProblem>& problems() const { return problems_; }
   uint64_t record_count() const;
 
-  // Decodes one chunk. Throws FormatError naming the file, chunk and offset.
-  std::vector<Record> read_chunk(size_t chunk) const;
+  // Decodes one chunk. `columns` (schema().columns.size() flags; empty: all)
+  // selects the columns to decompress: an unselected column is left empty in
+  // every record (decode_chunk_data). The whole chunk is read and both its
+  // checksums are checked whatever the selection, so a corrupt byte in an
+  // unselected column's block fails the same as in a full read.
+  // Throws FormatError naming the file, chunk and offset; std::out_of_range
+  // for a chunk index past chunks(); std::invalid_argument for a selection
+  // of the wrong size.
+  std::vector<Record> read_chunk(size_t chunk, const std::vector<bool>& columns = {}) const;
   // The chunks that may hold a record matching `filter`, from the index alone.
   std::vector<size_t> find_chunks(const RecordFilter& filter) const;
-  RecordCursor scan(const RecordFilter& filter = {}) const;
+  // The records matching `filter`, with the columns `columns` selects (as for
+  // read_chunk). Throws std::invalid_argument for a selection of the wrong size.
+  RecordCursor scan(const RecordFilter& filter = {}, std::vector<bool> columns = {}) const;
 
-  // Reads and checks every chunk (both checksums, decompression, sizes, and
-  // that the footer agrees with the chunk headers). Returns problems() plus
+  // Reads and checks every chunk (both checksums, decompression of every
+  // block, sizes, and that the footer agrees with the chunk headers). Returns problems() plus
   // what it found; empty for a healthy log.
   std::vector<LogProblem> verify() const;
 

@@ -17,13 +17,13 @@
 // Contract: episodes() reads every record that passes the filter once (chunks
 // the index rules out are never read) and keeps one small table per episode;
 // steps() streams through a RecordCursor, one decoded chunk at a time, and
-// stops reading at `limit`. Whole chunks are decoded (the reader has no
-// column-wise read), but only the meta and "reward" (episodes) or the columns
-// asked for (steps) become Lua values. An episode is the records with the same
-// actor, env and episode id (as `moonseed log ls`): first/last say a record
-// with is_first/is_last is in the log, terminated/truncated are the is_last
-// record's flags, and its return is the sum of the column named "reward" over
-// its steps in the log (nil without such a column). A column named like a
+// stops reading at `limit`. Of each chunk read, only the meta and "reward"
+// (episodes) or the columns asked for (steps) are decompressed; its whole
+// data is still read and checked against its checksum. An episode is
+// engine/explog_episodes.h's EpisodeSummary (as `moonseed log ls`): first/last
+// say a record with is_first/is_last is in the log, terminated/truncated are
+// the is_last record's flags, and its return is the sum of the column named
+// "reward" over its steps in the log (nil without such a column). A column named like a
 // step field (episode, actor, env, t, first, last, learner_step, wall_ns)
 // replaces that field in the step table.
 // Numbers: every value is a Lua number (a double): exact for u8, i32, f32, f64
@@ -40,22 +40,20 @@
 // Ownership: an iterator keeps its Log alive; log:close() closes the files
 // at once, after which the Log and its iterators raise errors.
 // Thread-safety: one Lua state, one thread, as all of moonseed.core.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <limits>
-#include <map>
 #include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "engine/explog_episodes.h"
 #include "engine/explog_reader.h"
 #include "scripts/config_values.h"
 #include "scripts/lua_api.h"
@@ -345,46 +343,18 @@ ReadOptions check_options(lua_State* L, int index, const char* function, bool st
 
 // ---- values ----
 
-double value_at(ex::DType dtype, const uint8_t* p) {
-  switch (dtype) {
-    case ex::DType::kU8:
-      return *p;
-    case ex::DType::kI32: {
-      int32_t v;
-      std::memcpy(&v, p, sizeof v);
-      return v;
-    }
-    case ex::DType::kI64: {
-      int64_t v;
-      std::memcpy(&v, p, sizeof v);
-      return static_cast<double>(v);
-    }
-    case ex::DType::kF32: {
-      float v;
-      std::memcpy(&v, p, sizeof v);
-      return v;
-    }
-    case ex::DType::kF64: {
-      double v;
-      std::memcpy(&v, p, sizeof v);
-      return v;
-    }
-  }
-  return 0;
-}
-
 // One step of `column` (column.step_bytes() bytes at `p`): a number for a
 // scalar column, a flat array otherwise.
 void push_step_value(lua_State* L, const ex::ColumnSpec& column, const uint8_t* p) {
   const size_t size = ex::dtype_size(column.dtype);
   if (column.shape.empty()) {
-    lua_pushnumber(L, value_at(column.dtype, p));
+    lua_pushnumber(L, ex::value_as_double(column.dtype, p));
     return;
   }
   const size_t n = column.step_bytes() / size;
   lua_createtable(L, static_cast<int>(n), 0);
   for (size_t i = 0; i < n; ++i) {
-    lua_pushnumber(L, value_at(column.dtype, p + i * size));
+    lua_pushnumber(L, ex::value_as_double(column.dtype, p + i * size));
     lua_rawseti(L, -2, static_cast<int>(i + 1));
   }
 }
@@ -401,33 +371,20 @@ void set_boolean(lua_State* L, const char* key, bool value) {
 
 // ---- episodes ----
 
-struct Episode {
-  int32_t actor = 0;
-  int32_t env = 0;
-  int64_t id = 0;
-  int64_t first_step = 0;  // of its earliest record in the log
-  int64_t steps = 0;
-  double total_reward = 0;
-  bool first = false;     // a record with is_first is in the log
-  uint8_t last_flags = 0;  // of the latest record with is_last, else 0
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-};
-
-void push_episode(lua_State* L, const Episode& e, bool has_reward) {
+void push_episode(lua_State* L, const ex::EpisodeSummary& e, bool has_reward) {
   lua_createtable(L, 0, 12);
-  set_number(L, "id", static_cast<double>(e.id));
-  set_number(L, "actor", e.actor);
-  set_number(L, "env", e.env);
+  set_number(L, "id", static_cast<double>(e.episode_id));
+  set_number(L, "actor", e.actor_id);
+  set_number(L, "env", e.env_id);
   set_number(L, "steps", static_cast<double>(e.steps));
   set_number(L, "first_step", static_cast<double>(e.first_step));
   if (has_reward) set_number(L, "return", e.total_reward);
-  set_boolean(L, "first", e.first);
+  set_boolean(L, "first", e.has_first);
   set_boolean(L, "last", e.last_flags & ex::kIsLast);
   set_boolean(L, "terminated", e.last_flags & ex::kTerminated);
   set_boolean(L, "truncated", e.last_flags & ex::kTruncated);
-  set_number(L, "start_ns", static_cast<double>(e.start_ns));
-  set_number(L, "end_ns", static_cast<double>(e.end_ns));
+  set_number(L, "start_ns", static_cast<double>(e.first_wall_time_ns));
+  set_number(L, "end_ns", static_cast<double>(e.last_wall_time_ns));
 }
 
 // Upvalues: the array of episode tables, the next index.
@@ -445,48 +402,15 @@ int log_episodes(lua_State* L) {
   const ex::LogReader& reader = *log->reader;
   const ex::LogSchema& schema = reader.schema();
   const ReadOptions options = check_options(L, 2, "log:episodes", false, schema);
-  std::optional<size_t> reward;
-  for (size_t c = 0; c < schema.columns.size(); ++c) {
-    if (schema.columns[c].name == "reward") reward = c;
-  }
-
-  std::vector<Episode> episodes;  // in order of first appearance
-  std::map<std::tuple<int32_t, int32_t, int64_t>, size_t> index;
-  ex::RecordCursor cursor = reader.scan(options.filter);
-  while (std::optional<ex::Record> r = cursor.next()) {
-    const ex::RecordMeta& m = r->meta;
-    const auto [it, inserted] = index.emplace(std::make_tuple(m.actor_id, m.env_id, m.episode_id),
-                                              episodes.size());
-    if (inserted) {
-      Episode e;
-      e.actor = m.actor_id;
-      e.env = m.env_id;
-      e.id = m.episode_id;
-      e.first_step = m.first_step;
-      e.start_ns = e.end_ns = m.wall_time_ns;
-      episodes.push_back(e);
-    }
-    Episode& e = episodes[it->second];
-    e.steps += m.steps;
-    e.first_step = std::min(e.first_step, m.first_step);
-    e.first = e.first || (m.flags & ex::kIsFirst);
-    if (m.flags & ex::kIsLast) e.last_flags = m.flags;
-    e.start_ns = std::min(e.start_ns, m.wall_time_ns);
-    e.end_ns = std::max(e.end_ns, m.wall_time_ns);
-    if (reward) {
-      const ex::DType dtype = schema.columns[*reward].dtype;
-      const size_t size = ex::dtype_size(dtype);
-      const std::vector<uint8_t>& bytes = r->columns[*reward];
-      for (size_t off = 0; off + size <= bytes.size(); off += size) {
-        e.total_reward += value_at(dtype, &bytes[off]);
-      }
-    }
-  }
-  add_problems(log, cursor.problems(), 0);
+  std::vector<ex::LogProblem> unreadable;
+  const std::vector<ex::EpisodeSummary> episodes =
+      ex::summarize_episodes(reader, options.filter, &unreadable);
+  add_problems(log, unreadable, 0);
+  const bool has_reward = ex::reward_column(schema).has_value();
 
   lua_createtable(L, static_cast<int>(episodes.size()), 0);
   for (size_t i = 0; i < episodes.size(); ++i) {
-    push_episode(L, episodes[i], reward.has_value());
+    push_episode(L, episodes[i], has_reward);
     lua_rawseti(L, -2, static_cast<int>(i + 1));
   }
   lua_pushinteger(L, 1);
@@ -554,14 +478,17 @@ int log_steps(lua_State* L) {
   StepsState* s = new (memory) StepsState();
   luaL_getmetatable(L, kStepsMetatable);
   lua_setmetatable(L, -2);
+  std::vector<bool> decode;  // empty: every column
   if (options.columns) {
     s->columns = std::move(*options.columns);
+    decode.assign(schema.columns.size(), false);
+    for (const size_t c : s->columns) decode[c] = true;
   } else {
     for (size_t c = 0; c < schema.columns.size(); ++c) s->columns.push_back(c);
   }
   s->left = options.limit;
   // No chunk is read before the first step is asked for (and none with limit 0).
-  if (s->left > 0) s->cursor.emplace(log->reader->scan(options.filter));
+  if (s->left > 0) s->cursor.emplace(log->reader->scan(options.filter, std::move(decode)));
   lua_pushvalue(L, 1);
   lua_pushcclosure(L, cpp_function<steps_next>, 2);
   return 1;

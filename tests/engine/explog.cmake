@@ -6,6 +6,7 @@ add_executable(explog_test_writer ${CMAKE_CURRENT_LIST_DIR}/explog_test_writer.c
 target_link_libraries(explog_test_writer PRIVATE moonseed_explog)
 
 add_executable(engine_explog_test
+  ${CMAKE_CURRENT_LIST_DIR}/explog_episodes_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/explog_format_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/explog_process_test.cc
   ${CMAKE_CURRENT_LIST_DIR}/explog_test.cc
