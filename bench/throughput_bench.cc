@@ -95,19 +95,21 @@ int run_bench(int argc, char** argv) {
   auto dirs = moonseed::testing::list_dirs(runs);
   auto rows = moonseed::testing::read_metrics(dirs.at(0) + "/metrics.jsonl");
   const moonseed::testing::MetricsRow* first = nullptr;
+  const moonseed::testing::MetricsRow* last = nullptr;
   for (const auto& r : rows) {
+    if (r.count("event")) continue;  // reloads, notices, the final stop row
     if (!first && r.at("time_s") >= 2.0) first = &r;
+    last = &r;
   }
-  const auto& lastrow = rows.back();
-  if (!first || &lastrow == first) {
+  if (!first || !last || last == first) {
     std::fprintf(stderr, "run too short to measure\n");
     return 1;
   }
   const double ceiling_after = training_ceiling(cfg, 2.0);
   const double ceiling = 0.5 * (ceiling_before + ceiling_after);
-  const double dt = lastrow.at("time_s") - first->at("time_s");
-  const double trained = (lastrow.at("trained_frames") - first->at("trained_frames")) / dt;
-  const double acted = (lastrow.at("frames") - first->at("frames")) / dt;
+  const double dt = last->at("time_s") - first->at("time_s");
+  const double trained = (last->at("trained_frames") - first->at("trained_frames")) / dt;
+  const double acted = (last->at("frames") - first->at("frames")) / dt;
 
   std::printf("%-44s %12s\n", "", "frames/s");
   std::printf("%-44s %12.0f   (before %.0f, after %.0f)\n", "ceiling: training step alone", ceiling,

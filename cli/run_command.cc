@@ -239,6 +239,44 @@ void warm_start(engine::Learner& learner, const engine::ExperimentConfig& cfg, c
   metrics.append(event);
 }
 
+// One metrics.jsonl row of the run's counters (docs/config.md "Run directory").
+engine::MetricsRow counters_row(const engine::LearnerStats& s, const engine::ExperimentConfig& cfg, double elapsed,
+                                double fps, int actor_restarts) {
+  engine::MetricsRow row;
+  row.add("time_s", elapsed).add("frames", s.frames).add("fps", fps)
+      .add("episodes", s.episodes).add("return_mean", s.return_mean)
+      .add("length_mean", s.length_mean).add("optimizer_steps", s.optimizer_steps)
+      .add("trained_frames", s.trained_frames).add("loss_total", s.loss_total)
+      .add("loss_policy", s.loss_policy).add("loss_baseline", s.loss_baseline)
+      .add("loss_entropy", s.loss_entropy).add("grad_norm", s.grad_norm)
+      .add("mean_rho", s.mean_rho).add("learning_rate", s.learning_rate)
+      .add("policy_lag", s.policy_lag).add("actors", s.actors_connected)
+      .add("actor_restarts", actor_restarts).add("queue", s.queue_size)
+      .add("inference_batch_envs", s.mean_batch_envs).add("entropy_cost", s.entropy_cost)
+      .add("config_version", static_cast<double>(s.applied_config_version));
+  if (cfg.topology.eval_envs_per_actor > 0) {
+    row.add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean);
+  }
+  if (cfg.algo == "r2d2") {
+    // The training thread's time in the replay against its time in the nets, since the start.
+    const double busy = s.replay_seconds + s.network_seconds;
+    row.add("replay_size", s.replay_size).add("mean_q", s.mean_q).add("mean_priority", s.mean_priority)
+        .add("explored_actions", s.explored_actions)
+        .add("replay_time_share", busy > 0 ? s.replay_seconds / busy : 0.0);
+  }
+  if (s.record) {
+    const engine::RecorderStats& r = *s.record;
+    row.add("record_steps", r.recorded_steps).add("record_dropped_steps", r.dropped_steps)
+        .add("record_durable_records", static_cast<double>(r.writer.durable_records))
+        .add("record_disk_mb", static_cast<double>(r.writer.bytes_disk) / (1 << 20))
+        .add("record_cpu_s", r.cpu_seconds)
+        .add("record_ratio", r.writer.bytes_disk ? static_cast<double>(r.writer.bytes_raw) /
+                                                       static_cast<double>(r.writer.bytes_disk)
+                                                 : 0.0);
+  }
+  return row;
+}
+
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -390,37 +428,9 @@ int run_command(const Args& args) {
     last_frames = s.frames;
     last_tick = now;
 
-    engine::MetricsRow row;
-    row.add("time_s", elapsed).add("frames", s.frames).add("fps", fps)
-        .add("episodes", s.episodes).add("return_mean", s.return_mean)
-        .add("length_mean", s.length_mean).add("optimizer_steps", s.optimizer_steps)
-        .add("trained_frames", s.trained_frames).add("loss_total", s.loss_total)
-        .add("loss_policy", s.loss_policy).add("loss_baseline", s.loss_baseline)
-        .add("loss_entropy", s.loss_entropy).add("grad_norm", s.grad_norm)
-        .add("mean_rho", s.mean_rho).add("learning_rate", s.learning_rate)
-        .add("policy_lag", s.policy_lag).add("actors", s.actors_connected)
-        .add("actor_restarts", actors.restarts()).add("queue", s.queue_size)
-        .add("inference_batch_envs", s.mean_batch_envs).add("entropy_cost", s.entropy_cost)
-        .add("config_version", static_cast<double>(s.applied_config_version));
-    if (cfg.topology.eval_envs_per_actor > 0) {
-      row.add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean);
-    }
-    if (cfg.algo == "r2d2") {
-      // The training thread's time in the replay against its time in the nets, since the start.
-      const double busy = s.replay_seconds + s.network_seconds;
-      row.add("replay_size", s.replay_size).add("mean_q", s.mean_q).add("mean_priority", s.mean_priority)
-          .add("explored_actions", s.explored_actions)
-          .add("replay_time_share", busy > 0 ? s.replay_seconds / busy : 0.0);
-    }
+    const engine::MetricsRow row = counters_row(s, cfg, elapsed, fps, actors.restarts());
     if (s.record) {
       const engine::RecorderStats& r = *s.record;
-      row.add("record_steps", r.recorded_steps).add("record_dropped_steps", r.dropped_steps)
-          .add("record_durable_records", static_cast<double>(r.writer.durable_records))
-          .add("record_disk_mb", static_cast<double>(r.writer.bytes_disk) / (1 << 20))
-          .add("record_cpu_s", r.cpu_seconds)
-          .add("record_ratio", r.writer.bytes_disk ? static_cast<double>(r.writer.bytes_raw) /
-                                                         static_cast<double>(r.writer.bytes_disk)
-                                                   : 0.0);
       if (!r.error.empty() && !record_error_logged) {
         record_error_logged = true;
         engine::MetricsRow event;
@@ -459,26 +469,36 @@ int run_command(const Args& args) {
   }
   progress.finish();
 
-  // Final checkpoint first (between two training steps), then Bye to actors.
-  engine::LearnerStats s = learner.stats();
+  // Bye to the actors, then stop the learner's threads, then the final
+  // checkpoint: it holds every step trained, so a resume loses nothing.
   const double elapsed = now_s() - t0;
+  server.stop();
+  actors.shutdown(5.0);
+  learner.stop();
+  const engine::LearnerStats final_stats = learner.stats();
   int code = 0;
   try {
-    learner.save_checkpoint(dir->checkpoint_path(s.optimizer_steps), elapsed);
+    learner.save_checkpoint(dir->checkpoint_path(final_stats.optimizer_steps), elapsed);
     dir->prune_checkpoints(cfg.checkpoint.keep);
   } catch (const std::exception& e) {
     std::cerr << "moonseed: final checkpoint failed: " << e.what() << "\n";
     code = 1;
   }
-  server.stop();
-  actors.shutdown(5.0);
-  learner.stop();
+  // The last row: every counter once nothing runs any more (steps the actors
+  // made and episodes they ended during the stop are in it, and in the
+  // experience log, but in no earlier row).
+  const double final_time = now_s();
+  engine::MetricsRow stop_row =
+      counters_row(final_stats, cfg, final_time - t0,
+                   (final_stats.frames - last_frames) / std::max(1e-9, final_time - last_tick), actors.restarts());
+  stop_row.add("event", "stop").add("reason", stop_reason);
+  metrics.append(stop_row);
   std::cerr << "moonseed: stopped: " << stop_reason << "\n"
-            << "moonseed: " << format_number(elapsed) << " s, " << s.frames << " frames, "
-            << s.episodes << " episodes, return_mean " << format_number(s.return_mean) << ", "
-            << s.optimizer_steps << " optimizer steps\n"
+            << "moonseed: " << format_number(elapsed) << " s, " << final_stats.frames << " frames, "
+            << final_stats.episodes << " episodes, return_mean " << format_number(final_stats.return_mean) << ", "
+            << final_stats.optimizer_steps << " optimizer steps\n"
             << "moonseed: run directory " << dir->path() << "\n";
-  if (const std::optional<engine::RecorderStats> r = learner.stats().record) {
+  if (const std::optional<engine::RecorderStats>& r = final_stats.record) {
     std::cerr << "moonseed: experience log " << r->directory << ": " << r->recorded_steps << " steps in "
               << r->writer.written << " records, " << format_number(r->writer.bytes_disk / 1048576.0)
               << " MiB on disk";

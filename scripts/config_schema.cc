@@ -235,8 +235,8 @@ std::vector<FieldSchema> build_schema() {
               "unrolls queued before actors are held back"),
       integer(MOONSEED_FIELD(learner.torch_threads), 1, 256, kRestart, "intra-op threads of the training thread"),
 
-      integer(MOONSEED_FIELD(stop.frames), 0, kMaxExactInteger, kHot, "stop after this many env frames; 0 = no limit"),
-      number(MOONSEED_FIELD(stop.seconds), 0, kInf, kHot, "stop after this many seconds; 0 = no limit"),
+      integer(MOONSEED_FIELD(stop.frames), 0, kMaxExactInteger, kHot, "stop after this many env frames (a resumed run counts on from its checkpoint); 0 = no limit"),
+      number(MOONSEED_FIELD(stop.seconds), 0, kInf, kHot, "stop after this many seconds (a resumed run counts on from its checkpoint); 0 = no limit"),
       number(MOONSEED_FIELD(stop.return_mean), -kInf, kInf, kHot,
              "stop once the mean return of the last 100 episodes reaches this; 0 = off"),
       number(MOONSEED_FIELD(stop.eval_return_mean), -kInf, kInf, kHot,

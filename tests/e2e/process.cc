@@ -92,6 +92,7 @@ std::vector<MetricsRow> read_metrics(const std::string& path) {
     for (std::sregex_iterator it(line.begin(), line.end(), field), end; it != end; ++it) {
       row[(*it)[1].str()] = std::stod((*it)[2].str());
     }
+    if (line.find("\"event\": ") != std::string::npos) row["event"] = 1;
     rows.push_back(std::move(row));
   }
   return rows;

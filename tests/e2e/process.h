@@ -37,6 +37,8 @@ std::string make_temp_dir(const std::string& prefix);
 std::vector<std::string> list_dirs(const std::string& dir);
 
 // metrics.jsonl rows as key -> number (strings and nulls are skipped).
+// A row's numeric fields; an event row (one with an "event" key, such as the
+// final "stop" row) also has event = 1.
 using MetricsRow = std::map<std::string, double>;
 std::vector<MetricsRow> read_metrics(const std::string& path);
 

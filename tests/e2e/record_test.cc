@@ -142,7 +142,9 @@ TEST(RecordEndToEnd, AVtraceRunRecordsWholeEpisodesOfEveryActorAndEnv) {
   }
   EXPECT_GT(whole, 50);
   EXPECT_EQ(actors.size(), 2u);  // both actors' envs
-  EXPECT_LE(whole, last(run.metrics(), "episodes") + 64);
+  // The final "stop" row counts every episode the learner saw end, after
+  // everything stopped: the log cannot hold more.
+  EXPECT_LE(whole, last(run.metrics(), "episodes"));
 
   // The command-line reader agrees.
   ChildProcess verify({kBinary, "log", "verify", run.run_dir()}, run.runs_dir + "/verify.log");
