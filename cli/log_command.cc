@@ -107,9 +107,10 @@ const char* kMergeUsage =
     "\n"
     "Writes one new log in OUT_DIR holding every record of the input logs in\n"
     "wall-time order (each input is in wall-time order already; ties keep the\n"
-    "input order). The inputs must have the same codec, columns and spec; the\n"
-    "first difference is named otherwise. The new log's run id is the inputs'\n"
-    "run ids joined by '+'. OUT_DIR must not hold a log already.\n"
+    "input order). The inputs must have the same columns and spec; the first\n"
+    "difference is named otherwise. The new log is written with the first input's\n"
+    "codec and column filters; its run id is the inputs' run ids joined by '+'.\n"
+    "OUT_DIR must not hold a log already.\n"
     "Exit code 1 when inputs differ, a chunk could not be read, or writing failed.\n";
 
 // Bad arguments: reported with a pointer to the help, exit code 2.
@@ -278,7 +279,8 @@ std::string info_json(const ex::LogReader& reader, const LogSummary& sum) {
   for (size_t i = 0; i < schema.columns.size(); ++i) {
     const ex::ColumnSpec& c = schema.columns[i];
     out += std::string(i ? "," : "") + "{\"name\":" + json_string(c.name) + ",\"dtype\":\"" +
-           ex::dtype_name(c.dtype) + "\",\"shape\":" + shape_text(c.shape) + "}";
+           ex::dtype_name(c.dtype) + "\",\"shape\":" + shape_text(c.shape) + ",\"filter\":\"" +
+           ex::filter_name(c.filter) + "\"}";
   }
   out += "],\"segments\":[";
   for (size_t i = 0; i < reader.segments().size(); ++i) {
@@ -326,8 +328,10 @@ std::string info_text(const ex::LogReader& reader, const LogSummary& sum) {
   add("columns", std::to_string(schema.columns.size()));
   for (const ex::ColumnSpec& c : schema.columns) {
     const std::string shape = c.shape.empty() ? "" : shape_text(c.shape);
-    std::snprintf(line, sizeof line, "  %-20s %s%s\n", c.name.c_str(), ex::dtype_name(c.dtype),
-                  shape.c_str());
+    const std::string filter =
+        c.filter == ex::ColumnFilter::kNone ? "" : std::string("  stored ") + ex::filter_name(c.filter);
+    std::snprintf(line, sizeof line, "  %-20s %s%s%s\n", c.name.c_str(), ex::dtype_name(c.dtype),
+                  shape.c_str(), filter.c_str());
     out += line;
   }
   add("segments", std::to_string(reader.segments().size()));
@@ -516,7 +520,6 @@ int verify(const CommandLine& cl) {
 
 // The first way `b` differs from `a` in what a merged log needs to be the same; "" when none.
 std::string first_difference(const ex::LogSchema& a, const ex::LogSchema& b) {
-  if (a.codec != b.codec) return "codec " + a.codec + " vs " + b.codec;
   const size_t n = std::min(a.columns.size(), b.columns.size());
   for (size_t i = 0; i < n; ++i) {
     const ex::ColumnSpec& x = a.columns[i];

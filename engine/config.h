@@ -159,6 +159,7 @@ struct RecordConfig {
   int compress_threads = 1;
   std::string codec = "lz4";                // "lz4" | "none"
   int lz4_acceleration = 1;                 // LZ4 speed/ratio trade: higher compresses faster, less
+  bool delta = true;                        // uint8 observations stored XORed with the step before
 };
 
 // Warm start (docs/experience-log.md "Warm start"): a run that begins from an

@@ -58,7 +58,7 @@ const uint8_t* bytes_at(const std::vector<T>& values, int64_t step) {
 }  // namespace
 
 explog::LogSchema ExperienceRecorder::schema_for(const envs::EnvSpec& spec, const std::string& run_id,
-                                                 const std::string& codec) {
+                                                 const std::string& codec, bool delta) {
   explog::LogSchema schema;
   schema.run_id = run_id;
   schema.codec = codec;
@@ -71,6 +71,11 @@ explog::LogSchema ExperienceRecorder::schema_for(const envs::EnvSpec& spec, cons
                                   spec.observation.dtype == envs::DType::kUInt8 ? explog::DType::kU8
                                                                                  : explog::DType::kF32,
                                   spec.observation.shape};
+  // Pixels change little from one step to the next: XORed with the step
+  // before, most bytes are zeros. Float observations gain nothing from it.
+  if (delta && spec.observation.dtype == envs::DType::kUInt8) {
+    schema.columns[kObservation].filter = explog::ColumnFilter::kXorPrevious;
+  }
   schema.columns[kAction] = {"action", discrete ? explog::DType::kI64 : explog::DType::kF32,
                              discrete ? std::vector<int64_t>{} : std::vector<int64_t>{spec.action.numel()}};
   schema.columns[kReward] = {"reward", explog::DType::kF32, {}};
@@ -103,7 +108,7 @@ ExperienceRecorder::ExperienceRecorder(const RecordConfig& config, const std::st
       directory_(directory),
       shape_(shape),
       envs_per_actor_(std::max(1, envs_per_actor)),
-      schema_(schema_for(spec, run_id, config.codec)),
+      schema_(schema_for(spec, run_id, config.codec, config.delta)),
       queue_(std::max<size_t>(2, static_cast<size_t>(config.queue_mb) * (size_t{1} << 20) / 2 /
                                      (step_bytes(shape) * static_cast<size_t>(shape.unroll_length)))) {
   explog::WriterOptions options;
@@ -170,8 +175,9 @@ void ExperienceRecorder::run() {
   int64_t mark = thread_cpu_ns();
   while (std::optional<UnrollPtr> unroll = queue_.pop()) {
     do {
-      record(**unroll);
-      unroll->reset();  // back to its pool: part of the recording's cost
+      // Shared by its records: a record as long as a chunk is compressed
+      // straight from the unroll, which goes back to its pool after that.
+      record(std::shared_ptr<const Unroll>(std::move(*unroll)));
     } while ((unroll = queue_.try_pop()));
     const int64_t now = thread_cpu_ns();
     cpu_ns_.fetch_add(now - mark, std::memory_order_relaxed);
@@ -180,7 +186,8 @@ void ExperienceRecorder::run() {
   }
 }
 
-void ExperienceRecorder::record(const Unroll& u) {
+void ExperienceRecorder::record(std::shared_ptr<const Unroll> unroll) {
+  const Unroll& u = *unroll;
   const int64_t T = shape_.unroll_length;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -224,7 +231,7 @@ void ExperienceRecorder::record(const Unroll& u) {
     columns[kPolicyVersion] = bytes_at(u.policy_version, start);
     columns[kConfigVersion] = bytes_at(u.config_version, start);
     const int64_t steps = end - start;
-    if (writer_->append(meta, columns)) {
+    if (writer_->append(meta, columns, unroll)) {
       recorded += steps;
     } else {
       dropped += steps;

@@ -6,7 +6,10 @@
 // so the inference thread never copies or compresses for the log. The
 // recorder's own thread cuts each unroll into records and appends them to an
 // explog::LogWriter, whose pool compresses them and whose writer thread
-// writes, syncs and publishes the segments.
+// writes, syncs and publishes the segments. Records are copied once, into
+// their chunk; a record at least record.chunk_kb long (Atari-sized frames)
+// is not copied at all but compressed straight from the unroll, which goes
+// back to its pool once compressed.
 //
 // Records: an unroll's steps 0..T-1 (its step T is step 0 of the slot's next
 // unroll), cut wherever the episode changes, so a record never spans two
@@ -16,7 +19,8 @@
 // episode's final observation, with kTerminated or kTruncated), the wall time
 // the unroll completed, and the learner step and config version when the
 // recorder wrote it. Columns (one value per step, schema_for):
-//   observation   the env's dtype and shape (x_t)
+//   observation   the env's dtype and shape (x_t); uint8 (pixels) stored
+//                 XORed with the record's step before (record.delta)
 //   action        i64 (discrete) or f32[A] (box): a_t; 0 at a final observation
 //   reward        f32: r_t, what a_t earned; 0 at a final observation
 //   terminated    u8: a_t ended the episode by termination
@@ -98,16 +102,17 @@ class ExperienceRecorder {
   RecorderStats stats() const;
 
   // The columns recorded for `spec` (see above) and a JSON text of the env's
-  // spaces that `moonseed log merge` compares.
+  // spaces that `moonseed log merge` compares. `delta` (record.delta) stores
+  // a uint8 observation with explog::ColumnFilter::kXorPrevious.
   static explog::LogSchema schema_for(const envs::EnvSpec& spec, const std::string& run_id,
-                                      const std::string& codec);
+                                      const std::string& codec, bool delta);
   // One more than the largest episode id in the log at `directory`; 0 when
   // there is none or it cannot be read (a resumed run continues the ids).
   static int64_t next_episode_id(const std::string& directory);
 
  private:
   void run();
-  void record(const Unroll& unroll);
+  void record(std::shared_ptr<const Unroll> unroll);
   void drop(int64_t steps);
 
   const bool drop_when_full_;  // record.full_queue == "drop"

@@ -119,6 +119,42 @@ void check_column_size(const ColumnSpec& column, const std::vector<Record>& reco
   }
 }
 
+// dst[j] = a[j] ^ b[j]; dst[j] ^= a[j]. The rows never overlap, which lets
+// the compiler vectorize both.
+void xor_rows(uint8_t* __restrict dst, const uint8_t* __restrict a, const uint8_t* __restrict b, size_t n) {
+  for (size_t j = 0; j < n; ++j) dst[j] = a[j] ^ b[j];
+}
+void xor_row_into(uint8_t* __restrict dst, const uint8_t* __restrict a, size_t n) {
+  for (size_t j = 0; j < n; ++j) dst[j] ^= a[j];
+}
+
+// Stores `block` (records of steps[i] steps of `step_bytes` bytes each, one
+// after another) XOR-filtered into `out`: each record's first step as it is,
+// every later step XORed with the step before it.
+void xor_previous(const uint8_t* block, const std::vector<int32_t>& steps, size_t step_bytes, uint8_t* out) {
+  for (const int32_t n : steps) {
+    if (n == 0) continue;
+    std::memcpy(out, block, step_bytes);
+    for (int32_t t = 1; t < n; ++t) {
+      const size_t at = static_cast<size_t>(t) * step_bytes;
+      xor_rows(out + at, block + at, block + at - step_bytes, step_bytes);
+    }
+    block += static_cast<size_t>(n) * step_bytes;
+    out += static_cast<size_t>(n) * step_bytes;
+  }
+}
+
+// Undoes xor_previous in place on a decoded block of records.
+void unxor_previous(uint8_t* block, const std::vector<Record>& records, size_t step_bytes) {
+  for (const Record& r : records) {
+    for (int32_t t = 1; t < r.meta.steps; ++t) {
+      const size_t at = static_cast<size_t>(t) * step_bytes;
+      xor_row_into(block + at, block + at - step_bytes, step_bytes);
+    }
+    block += static_cast<size_t>(r.meta.steps) * step_bytes;
+  }
+}
+
 }  // namespace
 
 // ---- chunks ----
@@ -138,7 +174,8 @@ ChunkBuilder::ChunkBuilder(const LogSchema& schema) : schema_(&schema), columns_
   for (const ColumnSpec& c : schema.columns) step_bytes_.push_back(c.step_bytes());
 }
 
-void ChunkBuilder::add(const RecordMeta& meta, const uint8_t* const* columns) {
+void ChunkBuilder::check_record(const RecordMeta& meta, const uint8_t* const* columns) const {
+  if (keepalive_) throw std::logic_error("explog: a chunk with a referenced record takes no other");
   if (meta.steps < 0) {
     throw std::invalid_argument("explog: record has " + std::to_string(meta.steps) + " steps");
   }
@@ -149,6 +186,9 @@ void ChunkBuilder::add(const RecordMeta& meta, const uint8_t* const* columns) {
                                   std::to_string(steps) + " steps is null");
     }
   }
+}
+
+void ChunkBuilder::add_meta(const RecordMeta& meta) {
   if (records_ == 0) {
     min_wall_time_ns_ = max_wall_time_ns_ = meta.wall_time_ns;
     min_episode_id_ = max_episode_id_ = meta.episode_id;
@@ -163,13 +203,20 @@ void ChunkBuilder::add(const RecordMeta& meta, const uint8_t* const* columns) {
   ByteWriter w(meta_block_);
   encode_meta(w, meta);
   raw_bytes_ += kMetaRecordSize;
+  record_steps_.push_back(meta.steps);
+  ++records_;
+}
+
+void ChunkBuilder::add(const RecordMeta& meta, const uint8_t* const* columns) {
+  check_record(meta, columns);
+  const size_t steps = static_cast<size_t>(meta.steps);
   for (size_t c = 0; c < columns_.size(); ++c) {
     const size_t bytes = steps * step_bytes_[c];
     if (bytes == 0) continue;
     columns_[c].insert(columns_[c].end(), columns[c], columns[c] + bytes);
     raw_bytes_ += bytes;
   }
-  ++records_;
+  add_meta(meta);
 }
 
 void ChunkBuilder::add(const Record& record) {
@@ -179,36 +226,79 @@ void ChunkBuilder::add(const Record& record) {
   add(record.meta, columns.data());
 }
 
+void ChunkBuilder::refer(const RecordMeta& meta, const uint8_t* const* columns,
+                         std::shared_ptr<const void> keepalive) {
+  check_record(meta, columns);
+  if (records_ != 0) throw std::logic_error("explog: a referenced record must be its chunk's only one");
+  if (!keepalive) throw std::invalid_argument("explog: a referenced record needs a keepalive");
+  referred_.clear();
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    const size_t bytes = static_cast<size_t>(meta.steps) * step_bytes_[c];
+    referred_.push_back({columns[c], bytes});
+    raw_bytes_ += bytes;
+  }
+  add_meta(meta);
+  keepalive_ = std::move(keepalive);
+}
+
 void ChunkBuilder::clear() {
   meta_block_.clear();
   for (std::vector<uint8_t>& c : columns_) c.clear();
+  referred_.clear();
+  keepalive_.reset();
+  record_steps_.clear();
   actor_ids_.clear();
   records_ = 0;
   raw_bytes_ = 0;
 }
 
 ChunkSummary ChunkBuilder::encode(std::vector<uint8_t>& out, int lz4_acceleration) const {
+  ChunkSummary summary;
+  out.resize(encode_into(out, lz4_acceleration, &summary));
+  return summary;
+}
+
+size_t ChunkBuilder::encode_into(std::vector<uint8_t>& out, int lz4_acceleration, ChunkSummary* summary) const {
   if (records_ == 0) throw std::invalid_argument("explog: a chunk needs at least one record");
   const bool lz4 = schema_->codec == "lz4";
   const size_t nblocks = columns_.size() + 1;
   const size_t header_size = kChunkHeaderFixedSize + 8 * nblocks + 4 * actor_ids_.size() + 4;
-  auto block = [&](size_t i) -> const std::vector<uint8_t>& { return i == 0 ? meta_block_ : columns_[i - 1]; };
-  size_t bound = header_size;
-  for (size_t i = 0; i < nblocks; ++i) bound += block_bound(lz4, block(i).size());
-  // Resizing a reused buffer writes only the bytes beyond its old size.
-  out.resize(bound);
+  // Block 0 is the meta block, block c + 1 column c: copied or referenced.
   std::vector<BlockSize> blocks(nblocks);
+  std::vector<const uint8_t*> raw(nblocks);
+  size_t bound = header_size;
+  for (size_t i = 0; i < nblocks; ++i) {
+    size_t size;
+    if (i == 0) {
+      raw[i] = meta_block_.data();
+      size = meta_block_.size();
+    } else if (keepalive_) {
+      raw[i] = referred_[i - 1].data;
+      size = referred_[i - 1].size;
+    } else {
+      raw[i] = columns_[i - 1].data();
+      size = columns_[i - 1].size();
+    }
+    bound += block_bound(lz4, size);  // throws above kMaxBlockSize
+    blocks[i].raw = static_cast<uint32_t>(size);
+  }
+  // Growing a buffer zero-fills only the bytes beyond its old size.
+  if (out.size() < bound) out.resize(bound);
   size_t pos = header_size;
   for (size_t i = 0; i < nblocks; ++i) {
-    const std::vector<uint8_t>& raw = block(i);
-    blocks[i].raw = static_cast<uint32_t>(raw.size());
-    blocks[i].stored = store_block(lz4, lz4_acceleration, raw.data(), raw.size(), out.data() + pos);
+    const uint8_t* source = raw[i];
+    if (i > 0 && blocks[i].raw > 0 && schema_->columns[i - 1].filter == ColumnFilter::kXorPrevious) {
+      if (scratch_.size() < blocks[i].raw) scratch_.resize(blocks[i].raw);
+      xor_previous(raw[i], record_steps_, step_bytes_[i - 1], scratch_.data());
+      source = scratch_.data();
+    }
+    blocks[i].stored = store_block(lz4, lz4_acceleration, source, blocks[i].raw, out.data() + pos);
     pos += blocks[i].stored;
   }
-  out.resize(pos);
   const uint64_t data_size = pos - header_size;
 
-  ChunkSummary s;
+  ChunkSummary& s = *summary;
+  s = ChunkSummary{};
   s.record_count = static_cast<uint32_t>(records_);
   s.min_wall_time_ns = min_wall_time_ns_;
   s.max_wall_time_ns = max_wall_time_ns_;
@@ -236,7 +326,7 @@ ChunkSummary ChunkBuilder::encode(std::vector<uint8_t>& out, int lz4_acceleratio
   for (int32_t a : s.actor_ids) w.i32(a);
   w.u32(crc32c(header.data(), header.size()));
   std::memcpy(out.data(), header.data(), header_size);
-  return s;
+  return pos;
 }
 
 std::vector<uint8_t> encode_chunk(const LogSchema& schema, const Record* records, size_t count) {
@@ -353,6 +443,7 @@ std::vector<Record> decode_chunk_data(const LogSchema& schema, const ChunkHeader
     load_block(schema.codec, stored, b, c + 1, raw);
     check_column_size(schema.columns[c], records, raw.size());
     const size_t step_bytes = schema.columns[c].step_bytes();
+    if (schema.columns[c].filter == ColumnFilter::kXorPrevious) unxor_previous(raw.data(), records, step_bytes);
     size_t pos = 0;
     for (Record& r : records) {
       const size_t len = step_bytes * static_cast<size_t>(r.meta.steps);

@@ -61,6 +61,14 @@ const char* dtype_name(DType dtype) {
   return "unknown";
 }
 
+const char* filter_name(ColumnFilter filter) {
+  switch (filter) {
+    case ColumnFilter::kNone: return "none";
+    case ColumnFilter::kXorPrevious: return "xor_previous";
+  }
+  return "unknown";
+}
+
 DType dtype_from_name(const std::string& name) {
   for (DType d : {DType::kU8, DType::kI32, DType::kI64, DType::kF32, DType::kF64}) {
     if (name == dtype_name(d)) return d;
@@ -106,6 +114,10 @@ void validate_schema(const LogSchema& schema) {
       throw std::invalid_argument("explog: column '" + c.name + "' appears twice");
     }
     dtype_size(c.dtype);
+    if (c.filter != ColumnFilter::kNone && c.filter != ColumnFilter::kXorPrevious) {
+      throw std::invalid_argument("explog: column '" + c.name + "' has unknown filter " +
+                                  std::to_string(static_cast<int>(c.filter)));
+    }
     if (c.shape.size() > 255) {
       throw std::invalid_argument("explog: column '" + c.name + "' has " +
                                   std::to_string(c.shape.size()) + " dimensions (at most 255)");
@@ -120,7 +132,7 @@ void validate_schema(const LogSchema& schema) {
 }
 
 bool same_layout(const LogSchema& a, const LogSchema& b) {
-  if (a.codec != b.codec || a.columns.size() != b.columns.size()) return false;
+  if (a.columns.size() != b.columns.size()) return false;
   for (size_t i = 0; i < a.columns.size(); ++i) {
     const ColumnSpec& x = a.columns[i];
     const ColumnSpec& y = b.columns[i];
@@ -216,6 +228,7 @@ std::vector<uint8_t> encode_file_header(const LogSchema& schema) {
     b.u8(static_cast<uint8_t>(c.dtype));
     b.u8(static_cast<uint8_t>(c.shape.size()));
     for (int64_t d : c.shape) b.i64(d);
+    b.u8(static_cast<uint8_t>(c.filter));
   }
   if (body.size() > kMaxFileHeaderBody) {
     throw std::invalid_argument("explog: schema encodes to " + std::to_string(body.size()) +
@@ -234,9 +247,9 @@ std::vector<uint8_t> encode_file_header(const LogSchema& schema) {
 size_t file_header_size(const uint8_t* prefix) {
   check_magic(prefix, kFileMagic, sizeof(kFileMagic), "file header");
   const uint32_t version = load_u32(prefix + 8);
-  if (version != kFormatVersion) {
+  if (version < kOldestFormatVersion || version > kFormatVersion) {
     throw FormatError("format version " + std::to_string(version) + ", this build reads " +
-                      std::to_string(kFormatVersion));
+                      std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion));
   }
   const uint32_t body = load_u32(prefix + 12);
   if (body > kMaxFileHeaderBody) {
@@ -252,6 +265,7 @@ LogSchema decode_file_header(const uint8_t* data, size_t size) {
   if (crc32c(data, size - 4) != load_u32(data + size - 4)) {
     throw FormatError("file header checksum mismatch");
   }
+  const uint32_t version = load_u32(data + 8);
   ByteReader r(data + kFileHeaderPrefixSize, size - kFileHeaderPrefixSize - 4, "file header");
   LogSchema schema;
   schema.run_id = r.str();
@@ -264,6 +278,7 @@ LogSchema decode_file_header(const uint8_t* data, size_t size) {
     c.dtype = static_cast<DType>(r.u8());
     const uint8_t rank = r.u8();
     for (uint8_t k = 0; k < rank; ++k) c.shape.push_back(r.i64());
+    if (version >= 2) c.filter = static_cast<ColumnFilter>(r.u8());
     schema.columns.push_back(std::move(c));
   }
   try {

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -28,7 +29,10 @@
 
 namespace moonseed::engine::explog {
 
-constexpr uint32_t kFormatVersion = 1;
+// Written: 2 (per-column filters in the file header). Read: 1 and 2; a
+// version 1 file has no filters.
+constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kOldestFormatVersion = 1;
 constexpr char kFileMagic[8] = {'M', 'S', 'E', 'X', 'P', 'L', 'O', 'G'};
 constexpr char kChunkMagic[4] = {'M', 'S', 'C', 'K'};
 constexpr char kFooterMagic[4] = {'M', 'S', 'F', 'T'};
@@ -59,11 +63,23 @@ DType dtype_from_name(const std::string& name);
 // is rounded to the nearest double. Never throws.
 double value_as_double(DType dtype, const uint8_t* data);
 
+// How a column's bytes are transformed in its chunk block before the codec
+// (and back after it). Readers always see the original values.
+enum class ColumnFilter : uint8_t {
+  kNone = 0,
+  // Each step of a record after its first is stored XORed, byte by byte, with
+  // the record's step before it: pixels that do not change between steps
+  // become zeros, which LZ4 compresses faster and smaller.
+  kXorPrevious = 1,
+};
+const char* filter_name(ColumnFilter filter);  // "none", "xor_previous"
+
 // One per-step column: every record holds steps x prod(shape) values of dtype.
 struct ColumnSpec {
   std::string name;
   DType dtype = DType::kF32;
   std::vector<int64_t> shape;  // per step; {} is a scalar per step
+  ColumnFilter filter = ColumnFilter::kNone;
 
   size_t step_bytes() const;  // prod(shape) * dtype_size
 };
@@ -75,10 +91,12 @@ struct LogSchema {
   std::vector<ColumnSpec> columns;
 };
 
-// Throws std::invalid_argument for an unknown codec, an empty or duplicate
-// column name, a negative dimension or more than 255 dimensions.
+// Throws std::invalid_argument for an unknown codec or filter, an empty or
+// duplicate column name, a negative dimension or more than 255 dimensions.
 void validate_schema(const LogSchema& schema);
-// Same codec and columns (names, dtypes, shapes): chunks of one can be read with the other.
+// Same columns (names, dtypes, shapes): the records of one are records of the
+// other. Codec and filters may differ: they are how a segment stores its
+// chunks, and each segment is decoded with its own.
 bool same_layout(const LogSchema& a, const LogSchema& b);
 
 // RecordMeta::flags bits.
@@ -164,6 +182,9 @@ struct ChunkHeader {
 // copied once, straight into the chunk's blocks, and encode() compresses the
 // blocks into the chunk. clear() keeps the buffers' capacity, so a builder
 // that is refilled again and again stops allocating.
+// A record large enough to be a chunk of its own can instead be referenced
+// (refer): its column bytes are compressed where they are, never copied, and
+// `keepalive` holds their memory until clear().
 // Thread-safety: one thread at a time; `schema` must outlive the builder.
 class ChunkBuilder {
  public:
@@ -171,10 +192,15 @@ class ChunkBuilder {
 
   // Appends one record: columns[c] points at meta.steps x schema.columns[c].step_bytes()
   // bytes (little-endian values). Throws std::invalid_argument for a negative
-  // step count or a null column with steps to copy.
+  // step count or a null column with steps to copy, std::logic_error after refer().
   void add(const RecordMeta& meta, const uint8_t* const* columns);
   // The same from a Record (validate_record's errors).
   void add(const Record& record);
+  // Makes the chunk this one record, its columns as for add() but referenced:
+  // the bytes must stay unchanged while `keepalive` is held, which is until
+  // clear(). Throws std::logic_error unless the builder is empty, and
+  // add()'s std::invalid_argument; nothing may be added until clear().
+  void refer(const RecordMeta& meta, const uint8_t* const* columns, std::shared_ptr<const void> keepalive);
 
   size_t record_count() const { return records_; }
   bool empty() const { return records_ == 0; }
@@ -187,15 +213,32 @@ class ChunkBuilder {
   // `lz4_acceleration` (codec lz4) trades ratio for speed, as LZ4_compress_fast's
   // (1 = LZ4's default); the format and the decoder do not change with it.
   ChunkSummary encode(std::vector<uint8_t>& out, int lz4_acceleration = 1) const;
+  // The same into the first bytes of `buffer`, which grows as needed but is
+  // never shrunk, so that a reused buffer is not zero-filled again; returns
+  // the chunk's size and sets *summary.
+  size_t encode_into(std::vector<uint8_t>& buffer, int lz4_acceleration, ChunkSummary* summary) const;
 
   void clear();
 
  private:
+  void check_record(const RecordMeta& meta, const uint8_t* const* columns) const;
+  void add_meta(const RecordMeta& meta);
+
   const LogSchema* schema_;
   std::vector<size_t> step_bytes_;             // per column
   std::vector<uint8_t> meta_block_;            // kMetaRecordSize bytes per record
-  std::vector<std::vector<uint8_t>> columns_;  // one block per schema column
+  std::vector<std::vector<uint8_t>> columns_;  // one block per schema column (copied records)
+  struct ColumnView {
+    const uint8_t* data;
+    size_t size;
+  };
+  std::vector<ColumnView> referred_;           // per column: the referenced record's bytes
+  std::shared_ptr<const void> keepalive_;      // non-null while a record is referenced
   std::vector<int32_t> actor_ids_;             // distinct, ascending
+  std::vector<int32_t> record_steps_;          // per record, for column filters
+  // Where encode() filters a column block before compressing it: reused, so
+  // mutable (one thread at a time uses a builder).
+  mutable std::vector<uint8_t> scratch_;
   size_t records_ = 0;
   size_t raw_bytes_ = 0;
   int64_t min_wall_time_ns_ = 0, max_wall_time_ns_ = 0;

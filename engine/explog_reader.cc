@@ -173,13 +173,14 @@ void LogReader::open_file(const std::string& path) {
     have_schema_ = true;
   } else if (!same_layout(schema_, schema)) {
     problems_.push_back({path, -1, 0, false,
-                         path + ": codec or columns differ from " + segments_.front().path +
+                         path + ": columns differ from " + segments_.front().path +
                              "; segment skipped"});
     ::close(fd);
     return;
   }
   SegmentInfo info;
   info.path = path;
+  info.schema = std::move(schema);
   info.file_size = size;
   info.header_size = header_size;
   info.first_chunk = chunks_.size();
@@ -330,7 +331,7 @@ std::vector<Record> LogReader::read_chunk(size_t chunk, const std::vector<bool>&
     }
     const std::vector<uint8_t> data = pread_vector(fd, h.data_size, ref.summary.offset + h.header_size);
     chunks_decoded_.fetch_add(1);
-    return decode_chunk_data(schema_, h, data.data(), data.size(), &columns);
+    return decode_chunk_data(seg.schema, h, data.data(), data.size(), &columns);
   } catch (const FormatError& e) {
     throw FormatError(where(chunk) + ": " + e.what());
   }

@@ -15,7 +15,8 @@
 // Failure: a path that is neither a segment file nor a directory holding one
 // with a readable header throws std::runtime_error naming the path. Problems
 // found at open (torn tail, corrupt footer, a segment whose header is bad or
-// whose columns differ from the first one's: skipped) are in problems();
+// whose columns differ from the first one's: skipped; codec and filters may
+// differ, each segment is decoded with its own) are in problems();
 // verify() adds every checksum. read_chunk throws FormatError naming the file,
 // chunk and offset; a RecordCursor skips such chunks and lists them.
 //
@@ -44,6 +45,10 @@ struct LogProblem {
 
 struct SegmentInfo {
   std::string path;
+  // The segment's own header: its columns are the log's (schema()); its codec
+  // and column filters, how its chunks are stored, may differ from another
+  // segment's (a resumed run with other settings).
+  LogSchema schema;
   uint64_t file_size = 0;
   uint64_t header_size = 0;  // the file header's; the first chunk starts here
   bool has_footer = false;  // closed cleanly

@@ -155,19 +155,21 @@ bool LogWriter::append(Record&& record) {
   validate_record(schema_, record);
   std::vector<const uint8_t*> columns(record.columns.size());
   for (size_t c = 0; c < columns.size(); ++c) columns[c] = record.columns[c].data();
-  return append_locked(record.meta, columns.data(), record_raw_bytes(record));
+  return append_locked(record.meta, columns.data(), record_raw_bytes(record), nullptr);
 }
 
-bool LogWriter::append(const RecordMeta& meta, const uint8_t* const* columns) {
+bool LogWriter::append(const RecordMeta& meta, const uint8_t* const* columns,
+                       std::shared_ptr<const void> keepalive) {
   if (meta.steps < 0) {
     throw std::invalid_argument("LogWriter: a record has " + std::to_string(meta.steps) + " steps");
   }
   size_t bytes = kMetaRecordSize;
   for (const ColumnSpec& c : schema_.columns) bytes += c.step_bytes() * static_cast<size_t>(meta.steps);
-  return append_locked(meta, columns, bytes);
+  return append_locked(meta, columns, bytes, std::move(keepalive));
 }
 
-bool LogWriter::append_locked(const RecordMeta& meta, const uint8_t* const* columns, size_t bytes) {
+bool LogWriter::append_locked(const RecordMeta& meta, const uint8_t* const* columns, size_t bytes,
+                              std::shared_ptr<const void> keepalive) {
   if (bytes > kMaxRecordBytes) {
     throw std::invalid_argument("LogWriter: a record of " + std::to_string(bytes) +
                                 " bytes is above the limit of " + std::to_string(kMaxRecordBytes));
@@ -185,17 +187,26 @@ bool LogWriter::append_locked(const RecordMeta& meta, const uint8_t* const* colu
     ++stats_.dropped;
     return false;
   }
-  const bool was_empty = open_.empty();
-  open_.add(meta, columns);  // throws (a caller bug) before anything is counted
-  if (was_empty) open_since_ = SteadyClock::now();
+  if (keepalive && bytes >= options_.chunk_target_bytes) {
+    // A chunk of its own, compressed where it is: what is open goes first.
+    if (!open_.empty()) cut_open();
+    open_.refer(meta, columns, std::move(keepalive));  // throws (a caller bug) before anything is counted
+    open_since_ = SteadyClock::now();
+  } else {
+    const bool was_empty = open_.empty();
+    open_.add(meta, columns);  // throws (a caller bug) before anything is counted
+    if (was_empty) open_since_ = SteadyClock::now();
+  }
   ++accepted_;
   ++inflight_records_;
   inflight_bytes_ += bytes;
+  // Compressors sleep without a deadline while nothing is open: a new chunk
+  // wakes one, as does a chunk that is due.
   if (open_.raw_bytes() >= options_.chunk_target_bytes) {
     cut_open();
     work_cv_.notify_one();
-  } else if (was_empty || should_cut()) {
-    work_cv_.notify_one();  // compressors sleep without a deadline while open_ is empty
+  } else if (open_.record_count() == 1 || should_cut()) {
+    work_cv_.notify_one();
   }
   return true;
 }
@@ -305,7 +316,7 @@ void LogWriter::compress_loop() {
     lock.unlock();
     std::string error;
     try {
-      chunk.summary = builder.encode(chunk.bytes, options_.lz4_acceleration);
+      chunk.size = builder.encode_into(chunk.bytes, options_.lz4_acceleration, &chunk.summary);
       chunk.raw_bytes = builder.raw_bytes();
     } catch (const std::exception& e) {
       error = std::string("cannot encode a chunk: ") + e.what();
@@ -422,14 +433,14 @@ std::string LogWriter::write_chunk(const EncodedChunk& chunk) {
     const std::string error = open_segment();
     if (!error.empty()) return error;
   }
-  if (const int err = write_fully(fd_, chunk.bytes.data(), chunk.bytes.size())) {
+  if (const int err = write_fully(fd_, chunk.bytes.data(), chunk.size)) {
     return "cannot write " + segment_path_ + ": " + errno_text(err);
   }
-  account_disk(chunk.bytes.size());
+  account_disk(chunk.size);
   segment_chunks_.push_back(chunk.summary);
   segment_chunks_.back().offset = segment_offset_;
-  segment_offset_ += chunk.bytes.size();
-  unsynced_bytes_ += chunk.bytes.size();
+  segment_offset_ += chunk.size;
+  unsynced_bytes_ += chunk.size;
   unsynced_records_ += chunk.summary.record_count;
   return "";
 }

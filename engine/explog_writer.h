@@ -1,9 +1,12 @@
 // LogWriter: records unrolls into an experience log directory
 // (docs/experience-log-format.md) without holding up the thread that appends.
 //
-// Pipeline: append() moves a record into a bounded queue (capacity in records
-// and bytes, counted until the record is written); compressor threads cut the
-// queue into chunks of about chunk_target_bytes and compress them; one writer
+// Pipeline: append() copies a record into the chunk being built, in a bounded
+// queue (capacity in records and bytes, counted until the record is written);
+// a record of at least chunk_target_bytes that comes with a keepalive is
+// referenced instead, as a chunk of its own. Compressor threads compress each
+// chunk once it reaches chunk_target_bytes (or is due: age, flush, close, a
+// blocked appender); one writer
 // thread writes the chunks in append order to NAME-000001.mslog.partial,
 // fsyncs on a time/byte budget, and rolls the segment by size or age: footer,
 // fsync, rename to NAME-000001.mslog, fsync of the directory. Segment numbers
@@ -39,6 +42,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -100,7 +104,12 @@ class LogWriter {
   // The same without a Record: copies meta.steps steps of every column,
   // columns[c] pointing at meta.steps x schema.columns[c].step_bytes() bytes,
   // straight into the chunk being built (one copy, no allocation once warm).
-  bool append(const RecordMeta& meta, const uint8_t* const* columns);
+  // With a `keepalive`, a record of at least chunk_target_bytes is not copied
+  // at all: it becomes a chunk of its own, compressed where it is, and
+  // `keepalive` is held until then (so the bytes must not change while it is
+  // held); smaller records are copied and `keepalive` is released at once.
+  bool append(const RecordMeta& meta, const uint8_t* const* columns,
+              std::shared_ptr<const void> keepalive = nullptr);
 
   // Blocks until every record accepted before the call is durable. False when
   // the writer is off (stats().error says why) or closed.
@@ -115,12 +124,14 @@ class LogWriter {
 
  private:
   struct EncodedChunk {
-    std::vector<uint8_t> bytes;
+    std::vector<uint8_t> bytes;  // the chunk is its first `size` bytes (a reused buffer)
+    size_t size = 0;
     ChunkSummary summary;
     uint64_t raw_bytes = 0;
   };
 
-  bool append_locked(const RecordMeta& meta, const uint8_t* const* columns, size_t bytes);
+  bool append_locked(const RecordMeta& meta, const uint8_t* const* columns, size_t bytes,
+                     std::shared_ptr<const void> keepalive);
   bool admissible(size_t bytes) const;   // requires mu_
   bool should_cut() const;               // requires mu_
   void cut_open();                       // requires mu_: open_ (not empty) -> full_

@@ -266,6 +266,9 @@ std::vector<FieldSchema> build_schema() {
       string(MOONSEED_FIELD(record.codec), {"lz4", "none"}, kRestart, "chunk compression"),
       integer(MOONSEED_FIELD(record.lz4_acceleration), 1, 65537, kRestart,
               "LZ4's acceleration: 1 compresses best; higher is faster and compresses less"),
+      boolean(MOONSEED_FIELD(record.delta), kRestart,
+              "store each step of a uint8 observation (pixels) XORed with the step before it: "
+              "faster to compress and smaller; readers undo it"),
 
       string(MOONSEED_FIELD(warm_start.log), {}, kRestart,
              "start from this experience log (RUN_DIR, log directory or segment): V-trace trains on its "
@@ -307,7 +310,8 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [interval_s, progress] = c.log;
   [[maybe_unused]] auto& [checkpoint_interval_s, keep] = c.checkpoint;
   [[maybe_unused]] auto& [record_enabled, record_dir, full_queue, queue_mb, chunk_kb, segment_mb, segment_age_s,
-                          sync_interval_s, sync_mb, compress_threads, codec, lz4_acceleration] = c.record;
+                          sync_interval_s, sync_mb, compress_threads, codec, lz4_acceleration,
+                          delta] = c.record;
   [[maybe_unused]] auto& [warm_log, warm_steps, bc_cost] = c.warm_start;
 }
 

@@ -10,7 +10,10 @@ Needs only numpy and lz4 (Debian: python3-numpy, python3-lz4).
     print(log.problems)   # torn tail after a crash, unusable footer, skipped files
     print(log.verify())   # [] when every checksum holds
 
-A record's columns are numpy arrays of shape (steps, *column shape). Opening
+A record's columns are numpy arrays of shape (steps, *column shape), as they
+were written: a column stored with a filter (Column.filter "xor_previous") is
+unfiltered when read. Segments of one log share their columns; each segment's
+own codec and filters are in segment.schema. Opening
 reads the headers and the index only (footer, or a scan of chunk headers for a
 segment without footer); chunk data is read when records are asked for, and
 the filters skip chunks by their index entry without reading them.
@@ -28,7 +31,8 @@ import struct
 import numpy as np
 import lz4.block
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2         # written by this build's writer
+OLDEST_FORMAT_VERSION = 1  # version 1 has no column filters
 FILE_MAGIC = b"MSEXPLOG"
 CHUNK_MAGIC = b"MSCK"
 FOOTER_MAGIC = b"MSFT"
@@ -41,6 +45,7 @@ IS_FIRST, IS_LAST, TERMINATED, TRUNCATED = 1, 2, 4, 8
 DTYPES = {1: np.dtype("<u1"), 2: np.dtype("<i4"), 3: np.dtype("<i8"), 4: np.dtype("<f4"),
           5: np.dtype("<f8")}
 DTYPE_NAMES = {1: "u8", 2: "i32", 3: "i64", 4: "f32", 5: "f64"}
+FILTERS = {0: "none", 1: "xor_previous"}
 
 # One record's meta in the meta block: 56 bytes, packed, little-endian.
 META_DTYPE = np.dtype([
@@ -80,10 +85,13 @@ def crc32c(data, crc=0):
 
 
 class Column:
-    def __init__(self, name, dtype_code, shape):
+    def __init__(self, name, dtype_code, shape, filter_code=0):
         if dtype_code not in DTYPES:
             raise FormatError("column %r has unknown dtype code %d" % (name, dtype_code))
+        if filter_code not in FILTERS:
+            raise FormatError("column %r has unknown filter %d" % (name, filter_code))
         self.name = name
+        self.filter = FILTERS[filter_code]
         self.dtype = DTYPES[dtype_code]
         self.dtype_name = DTYPE_NAMES[dtype_code]
         self.shape = tuple(shape)
@@ -101,7 +109,8 @@ class Schema:
         self.columns = columns    # list of Column
 
     def layout(self):
-        return (self.codec, [(c.name, c.dtype_name, c.shape) for c in self.columns])
+        """What the segments of one log share; codec and filters are per segment."""
+        return [(c.name, c.dtype_name, c.shape) for c in self.columns]
 
 
 class Chunk:
@@ -124,8 +133,9 @@ class Chunk:
 
 
 class Segment:
-    def __init__(self, path, data, header_size):
+    def __init__(self, path, data, header_size, schema):
         self.path = path
+        self.schema = schema        # this segment's header: its codec and column filters
         self.data = data            # mmap (or b"" for an empty file)
         self.size = len(data)
         self.header_size = header_size
@@ -172,8 +182,9 @@ def _decode_file_header(data):
     magic, version, body_size = struct.unpack_from("<8sII", data, 0)
     if magic != FILE_MAGIC:
         raise FormatError("bad file header magic")
-    if version != FORMAT_VERSION:
-        raise FormatError("format version %d, this reader reads %d" % (version, FORMAT_VERSION))
+    if not OLDEST_FORMAT_VERSION <= version <= FORMAT_VERSION:
+        raise FormatError("format version %d, this reader reads %d to %d"
+                          % (version, OLDEST_FORMAT_VERSION, FORMAT_VERSION))
     size = 16 + body_size + 4
     if size > len(data):
         raise FormatError("file of %d bytes has no complete header" % len(data))
@@ -193,7 +204,11 @@ def _decode_file_header(data):
         pos += 2
         shape = struct.unpack_from("<%dq" % rank, body, pos)
         pos += 8 * rank
-        columns.append(Column(name, dtype_code, shape))
+        filter_code = 0
+        if version >= 2:
+            (filter_code,) = struct.unpack_from("<B", body, pos)
+            pos += 1
+        columns.append(Column(name, dtype_code, shape, filter_code))
     if codec not in ("lz4", "none"):
         raise FormatError("unknown codec %r" % codec)
     return Schema(run_id, codec, spec, columns), size
@@ -271,10 +286,10 @@ class LogReader:
         if self.schema is None:
             self.schema = schema
         elif schema.layout() != self.schema.layout():
-            self.problems.append("%s: codec or columns differ from %s; segment skipped"
+            self.problems.append("%s: columns differ from %s; segment skipped"
                                  % (path, self.segments[0].path))
             return
-        seg = Segment(path, data, header_size)
+        seg = Segment(path, data, header_size, schema)
         self.segments.append(seg)
         if not self._index_by_footer(seg):
             self._index_by_scan(seg)
@@ -400,7 +415,7 @@ class LogReader:
             pos += stored_size
             if raw_size == 0:
                 raw = b""
-            elif self.schema.codec == "none":
+            elif seg.schema.codec == "none":
                 raw = stored
             else:
                 raw = lz4.block.decompress(stored, uncompressed_size=raw_size)
@@ -417,15 +432,22 @@ class LogReader:
                 setattr(r, name, int(m[name]))
             r.columns = {}
             records.append(r)
-        for col, raw in zip(self.schema.columns, raws[1:]):
+        for col, raw in zip(seg.schema.columns, raws[1:]):
             pos = 0
             for r in records:
                 n = col.step_bytes * r.steps
                 if pos + n > len(raw):
                     raise FormatError("column %r block is shorter than its records' steps need"
                                       % col.name)
-                values = np.frombuffer(raw, dtype=col.dtype, count=n // col.dtype.itemsize,
-                                       offset=pos)
+                if col.filter == "xor_previous" and r.steps > 1:
+                    # Stored: the first step, then each step XOR the one before;
+                    # a running XOR over the steps gives the values back.
+                    steps = np.frombuffer(raw, dtype=np.uint8, count=n, offset=pos)
+                    values = np.bitwise_xor.accumulate(steps.reshape(r.steps, col.step_bytes),
+                                                       axis=0).view(col.dtype).reshape(-1)
+                else:
+                    values = np.frombuffer(raw, dtype=col.dtype, count=n // col.dtype.itemsize,
+                                           offset=pos)
                 r.columns[col.name] = values.reshape((r.steps,) + col.shape)
                 pos += n
             if pos != len(raw):

@@ -223,6 +223,74 @@ TEST(ExperienceRecorder, BackpressureRecordsEveryUnrollWhateverTheQueueSize) {
   EXPECT_GT(stats.cpu_seconds, stats.writer.cpu_seconds);
 }
 
+// Frames like a game's: a fixed background per unroll and a small square that
+// moves one pixel a step, so that consecutive steps differ in a few bytes.
+std::vector<UnrollPtr> moving_square_unrolls(UnrollPool& pool, int n) {
+  std::vector<UnrollPtr> out;
+  const size_t frame = 84 * 84;
+  for (int i = 0; i < n; ++i) {
+    UnrollPtr u = pool.acquire();
+    u->slot = i % kEnvsPerActor;
+    const size_t steps = u->valid.size();
+    for (size_t t = 0; t < steps; ++t) {
+      uint8_t* f = u->observations.data() + t * frame;
+      for (size_t p = 0; p < frame; ++p) f[p] = static_cast<uint8_t>((p * 7 + static_cast<size_t>(i)) % 61);
+      for (size_t y = 10; y < 16; ++y) {
+        for (size_t x = 20 + t; x < 26 + t; ++x) f[y * 84 + x] = 255;
+      }
+      u->valid[t] = 1;
+      u->episode_id[t] = i;
+      u->episode_step[t] = static_cast<int64_t>(t);
+    }
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
+TEST(ExperienceRecorder, FramesAreStoredXorFilteredAndReadBackAsTheyWereWhetherCopiedOrReferenced) {
+  const envs::EnvSpec spec = frame_spec();
+  const UnrollShape shape = UnrollShape::from_spec(spec, 8);
+  // 8 frames of 7056 bytes: copied into chunks of 64 KiB, referenced as
+  // chunks of their own when chunks are 16 KiB.
+  for (const int chunk_kb : {64, 16}) {
+    SCOPED_TRACE(chunk_kb);
+    for (const bool delta : {true, false}) {
+      SCOPED_TRACE(delta);
+      TempDir tmp;
+      auto pool = UnrollPool::create(shape);
+      RecordConfig config = small_config();
+      config.chunk_kb = chunk_kb;
+      config.delta = delta;
+      std::vector<std::vector<uint8_t>> written;
+      {
+        ExperienceRecorder recorder(config, tmp.path(), "run-frames", spec, shape, kEnvsPerActor);
+        for (UnrollPtr& u : moving_square_unrolls(*pool, 12)) {
+          // Steps 0..T-1 are recorded; step T belongs to the next unroll.
+          written.emplace_back(u->observations.begin(),
+                               u->observations.begin() + static_cast<ptrdiff_t>(8 * 84 * 84));
+          ASSERT_TRUE(recorder.offer(std::move(u)));
+        }
+        recorder.close();
+        EXPECT_EQ(recorder.stats().recorded_steps, 96);
+      }
+      EXPECT_EQ(pool->available(), pool->allocated()) << "every unroll went back to its pool";
+      explog::LogReader reader(tmp.path());
+      EXPECT_EQ(reader.schema().columns[0].filter,
+                delta ? explog::ColumnFilter::kXorPrevious : explog::ColumnFilter::kNone);
+      EXPECT_TRUE(reader.verify().empty());
+      const std::vector<explog::Record> records = explog::testing::read_all(reader);
+      ASSERT_EQ(records.size(), written.size());
+      for (size_t i = 0; i < records.size(); ++i) {
+        EXPECT_EQ(records[i].meta.episode_id, static_cast<int64_t>(i));
+        EXPECT_TRUE(records[i].columns[0] == written[i]) << "record " << i;
+      }
+      if (chunk_kb == 16) {
+        EXPECT_EQ(reader.chunks().size(), records.size()) << "each record a chunk of its own";
+      }
+    }
+  }
+}
+
 TEST(ExperienceRecorder, DropModeCountsWhatAStalledDiskCouldNotTake) {
   TempDir tmp;
   const envs::EnvSpec spec = frame_spec();

@@ -1,6 +1,7 @@
 #include "engine/explog_format.h"
 
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -58,11 +59,12 @@ TEST(ExplogCrc32c, FastPathEqualsThePortableTableAtEveryLengthAndAlignment) {
 }
 
 TEST(ExplogFormat, FileHeaderRoundTripsTheSchema) {
-  const LogSchema schema = known_schema();
+  LogSchema schema = known_schema();
+  schema.columns[0].filter = ColumnFilter::kXorPrevious;
   const std::vector<uint8_t> bytes = encode_file_header(schema);
   ASSERT_EQ(file_header_size(bytes.data()), bytes.size());
   EXPECT_EQ(std::memcmp(bytes.data(), "MSEXPLOG", 8), 0);
-  EXPECT_EQ(le32(bytes.data() + 8), 1u);
+  EXPECT_EQ(le32(bytes.data() + 8), 2u);
   const LogSchema back = decode_file_header(bytes.data(), bytes.size());
   EXPECT_EQ(back.run_id, schema.run_id);
   EXPECT_EQ(back.spec, schema.spec);
@@ -72,15 +74,81 @@ TEST(ExplogFormat, FileHeaderRoundTripsTheSchema) {
   EXPECT_EQ(back.columns[2].name, "count");
   EXPECT_EQ(back.columns[2].dtype, DType::kI64);
   EXPECT_EQ(back.columns[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(back.columns[0].filter, ColumnFilter::kXorPrevious);
+  EXPECT_EQ(back.columns[1].filter, ColumnFilter::kNone);
+}
+
+// A version 1 file header, byte by byte as docs/experience-log-format.md
+// describes it: no filter byte after each column's shape.
+std::vector<uint8_t> version1_header() {
+  std::vector<uint8_t> body;
+  auto u32 = [&](uint32_t v) { testing::put<uint32_t>(body, v); };
+  auto str = [&](const std::string& t) {
+    u32(static_cast<uint32_t>(t.size()));
+    body.insert(body.end(), t.begin(), t.end());
+  };
+  str("run-v1");
+  str("lz4");
+  str("{}");
+  u32(2);
+  str("frame");
+  body.push_back(1);  // u8
+  body.push_back(2);  // rank
+  testing::put<int64_t>(body, 4);
+  testing::put<int64_t>(body, 5);
+  str("reward");
+  body.push_back(4);  // f32
+  body.push_back(0);
+  std::vector<uint8_t> out(kFileMagic, kFileMagic + 8);
+  testing::put<uint32_t>(out, 1);
+  testing::put<uint32_t>(out, static_cast<uint32_t>(body.size()));
+  out.insert(out.end(), body.begin(), body.end());
+  testing::put<uint32_t>(out, crc32c(out.data(), out.size()));
+  return out;
+}
+
+TEST(ExplogFormat, AVersionOneFileHeaderIsReadWithoutFilters) {
+  const std::vector<uint8_t> bytes = version1_header();
+  ASSERT_EQ(file_header_size(bytes.data()), bytes.size());
+  const LogSchema back = decode_file_header(bytes.data(), bytes.size());
+  EXPECT_EQ(back.run_id, "run-v1");
+  ASSERT_EQ(back.columns.size(), 2u);
+  EXPECT_EQ(back.columns[0].name, "frame");
+  EXPECT_EQ(back.columns[0].shape, (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(back.columns[0].filter, ColumnFilter::kNone);
+  EXPECT_EQ(back.columns[1].name, "reward");
+  EXPECT_EQ(back.columns[1].dtype, DType::kF32);
+}
+
+TEST(ExplogFormat, AnUnknownFilterIsACallerErrorAndACorruptHeader) {
+  LogSchema schema = known_schema();
+  schema.columns.back().filter = static_cast<ColumnFilter>(7);
+  EXPECT_THROW(encode_file_header(schema), std::invalid_argument);
+  schema.columns.back().filter = ColumnFilter::kXorPrevious;
+  std::vector<uint8_t> bytes = encode_file_header(schema);
+  // The filter byte of the last column ("reward", f64, a scalar) ends the body.
+  const size_t filter_at = bytes.size() - 4 - 1;
+  ASSERT_EQ(bytes[filter_at], 1u);
+  bytes[filter_at] = 7;
+  const uint32_t crc = crc32c(bytes.data(), bytes.size() - 4);
+  std::memcpy(bytes.data() + bytes.size() - 4, &crc, 4);
+  try {
+    decode_file_header(bytes.data(), bytes.size());
+    FAIL() << "an unknown filter was read";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown filter 7"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ExplogFormat, FileHeaderWithAFlippedByteIsRejected) {
   std::vector<uint8_t> bytes = encode_file_header(known_schema());
   bytes[20] ^= 0x01;
   EXPECT_THROW(decode_file_header(bytes.data(), bytes.size()), FormatError);
-  std::vector<uint8_t> version = encode_file_header(known_schema());
-  version[8] = 2;
-  EXPECT_THROW(file_header_size(version.data()), FormatError);
+  for (const uint8_t v : {0, 3}) {  // this build reads versions 1 and 2
+    std::vector<uint8_t> version = encode_file_header(known_schema());
+    version[8] = v;
+    EXPECT_THROW(file_header_size(version.data()), FormatError) << int{v};
+  }
 }
 
 // Codec "none" stores blocks as they are, so every byte position is known.
@@ -239,6 +307,134 @@ TEST(ExplogChunkBuilder, CallerErrorsAreNamed) {
   builder.add(meta, none);
   EXPECT_EQ(builder.record_count(), 1u);
   EXPECT_EQ(builder.raw_bytes(), kMetaRecordSize);
+}
+
+// The pointers of a Record's columns, as the recorder hands them over.
+std::vector<const uint8_t*> column_pointers(const Record& r) {
+  std::vector<const uint8_t*> columns;
+  for (const auto& c : r.columns) columns.push_back(c.data());
+  return columns;
+}
+
+TEST(ExplogChunkBuilder, AReferencedRecordEncodesExactlyAsACopiedOne) {
+  for (const std::string codec : {"lz4", "none"}) {
+    const LogSchema s = known_schema(codec);
+    const Record r = known_record(4);
+    const auto keepalive = std::make_shared<int>(0);
+    ChunkBuilder referred(s);
+    referred.refer(r.meta, column_pointers(r).data(), keepalive);
+    EXPECT_EQ(referred.record_count(), 1u);
+    EXPECT_EQ(referred.raw_bytes(), record_raw_bytes(r));
+    std::vector<uint8_t> out;
+    referred.encode(out);
+    EXPECT_EQ(out, encode_chunk(s, &r, 1)) << codec;
+  }
+}
+
+TEST(ExplogChunkBuilder, AReferencedRecordsMemoryIsHeldUntilClear) {
+  const LogSchema schema = known_schema();
+  auto unroll = std::make_shared<Record>(known_record(3));
+  const std::weak_ptr<Record> watch = unroll;
+  ChunkBuilder builder(schema);
+  builder.refer(unroll->meta, column_pointers(*unroll).data(), unroll);
+  unroll.reset();
+  EXPECT_FALSE(watch.expired());
+  std::vector<uint8_t> out;
+  builder.encode(out);
+  EXPECT_FALSE(watch.expired()) << "encoding does not release it: clear() does";
+  builder.clear();
+  EXPECT_TRUE(watch.expired());
+  EXPECT_TRUE(builder.empty());
+}
+
+TEST(ExplogChunkBuilder, AReferencedRecordIsItsChunksOnlyRecord) {
+  const LogSchema schema = known_schema();
+  const Record a = known_record(3), b = known_record(4);
+  const auto keepalive = std::make_shared<int>(0);
+  ChunkBuilder builder(schema);
+  builder.add(a);
+  EXPECT_THROW(builder.refer(b.meta, column_pointers(b).data(), keepalive), std::logic_error);
+  EXPECT_EQ(builder.record_count(), 1u);
+  builder.clear();
+  EXPECT_THROW(builder.refer(b.meta, column_pointers(b).data(), nullptr), std::invalid_argument);
+  builder.refer(b.meta, column_pointers(b).data(), keepalive);
+  EXPECT_THROW(builder.add(a), std::logic_error);
+  EXPECT_THROW(builder.refer(a.meta, column_pointers(a).data(), keepalive), std::logic_error);
+  EXPECT_EQ(builder.record_count(), 1u);
+  builder.clear();
+  builder.add(a);  // a cleared builder copies again
+  EXPECT_EQ(builder.record_count(), 1u);
+}
+
+TEST(ExplogChunkBuilder, EncodeIntoAReusedBufferNeverShrinksItAndWritesTheSameChunk) {
+  const LogSchema schema = known_schema();
+  ChunkBuilder big(schema), small(schema);
+  for (int i = 0; i < 30; ++i) big.add(known_record(i));
+  small.add(known_record(4));
+  std::vector<uint8_t> buffer;
+  ChunkSummary summary;
+  const size_t big_size = big.encode_into(buffer, 1, &summary);
+  EXPECT_GE(buffer.size(), big_size);
+  EXPECT_EQ(summary.record_count, 30u);
+  const size_t capacity = buffer.size();
+  const size_t small_size = small.encode_into(buffer, 1, &summary);
+  EXPECT_LT(small_size, big_size);
+  EXPECT_EQ(buffer.size(), capacity) << "a smaller chunk must not shrink the buffer";
+  EXPECT_EQ(summary.record_count, 1u);
+  std::vector<uint8_t> exact;
+  small.encode(exact);
+  EXPECT_EQ(std::vector<uint8_t>(buffer.begin(), buffer.begin() + static_cast<ptrdiff_t>(small_size)), exact);
+}
+
+TEST(ExplogChunkFilter, XorPreviousStoresEachStepAfterARecordsFirstXoredWithTheOneBefore) {
+  // Codec none: the stored block is the filtered bytes, checkable by hand.
+  LogSchema schema = known_schema("none");
+  schema.columns[0].filter = ColumnFilter::kXorPrevious;  // obs: u8 [2, 3], 6 bytes a step
+  const Record a = known_record(3), b = known_record(4);  // 3 and 4 steps
+  ChunkBuilder builder(schema);
+  builder.add(a);
+  builder.add(b);
+  std::vector<uint8_t> out;
+  builder.encode(out);
+  const size_t hs = chunk_header_size(out.data(), schema.columns.size());
+  const ChunkHeader h = decode_chunk_header(out.data(), hs, schema.columns.size());
+  std::vector<uint8_t> want;
+  for (const Record* r : {&a, &b}) {
+    const std::vector<uint8_t>& x = r->columns[0];
+    for (size_t i = 0; i < x.size(); ++i) want.push_back(i < 6 ? x[i] : static_cast<uint8_t>(x[i] ^ x[i - 6]));
+  }
+  const uint8_t* obs_block = out.data() + hs + h.blocks[0].stored;
+  ASSERT_EQ(h.blocks[1].stored, want.size());
+  EXPECT_EQ(std::vector<uint8_t>(obs_block, obs_block + want.size()), want);
+  EXPECT_NE(want, [&] {
+    std::vector<uint8_t> plain = a.columns[0];
+    plain.insert(plain.end(), b.columns[0].begin(), b.columns[0].end());
+    return plain;
+  }()) << "the records must have changing steps for this test to mean anything";
+}
+
+TEST(ExplogChunkFilter, FilteredColumnsReadBackAsWrittenWhetherCopiedOrReferenced) {
+  for (const std::string codec : {"lz4", "none"}) {
+    LogSchema schema = known_schema(codec);
+    for (ColumnSpec& c : schema.columns) c.filter = ColumnFilter::kXorPrevious;  // every dtype
+    std::vector<Record> records;
+    for (int i = 0; i < 12; ++i) records.push_back(known_record(i));  // 0 to 4 steps
+    ChunkBuilder copied(schema);
+    for (const Record& r : records) copied.add(r);
+    std::vector<uint8_t> out;
+    copied.encode(out);
+    const size_t hs = chunk_header_size(out.data(), schema.columns.size());
+    const ChunkHeader h = decode_chunk_header(out.data(), hs, schema.columns.size());
+    const std::vector<Record> back = decode_chunk_data(schema, h, out.data() + hs, out.size() - hs);
+    ASSERT_EQ(back.size(), records.size());
+    for (size_t i = 0; i < records.size(); ++i) EXPECT_EQ(back[i].columns, records[i].columns) << codec << " " << i;
+
+    const Record& big = records[9];
+    ChunkBuilder referred(schema);
+    referred.refer(big.meta, column_pointers(big).data(), std::make_shared<int>(0));
+    referred.encode(out);
+    EXPECT_EQ(out, encode_chunk(schema, &big, 1)) << codec;
+  }
 }
 
 TEST(ExplogFormat, ChunkDataWithAFlippedByteFailsItsChecksum) {

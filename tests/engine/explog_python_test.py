@@ -111,6 +111,20 @@ def main():
         problems = mx.LogReader(bad_dir).verify()
         assert problems == ["chunk 1 at offset %d of %s: chunk data checksum mismatch"
                             % (second.offset, bad)], problems
+
+        # Filtered columns, and a log whose segments were written with other
+        # settings (a resumed run): each segment is decoded with its own.
+        mixed_dir = os.path.join(tmp, "mixed")
+        for mode in ("known", "filtered"):
+            subprocess.run([writer, mode, mixed_dir, str(N)], check=True, stdout=subprocess.PIPE)
+        mixed = mx.LogReader(mixed_dir, check_data_crc=True)
+        assert mixed.problems == [] and mixed.verify() == [], mixed.problems
+        filters = {tuple(c.filter for c in seg.schema.columns) for seg in mixed.segments}
+        assert filters == {("none",) * 5, ("xor_previous",) * 5}, filters
+        mixed_records = list(mixed.records())
+        assert len(mixed_records) == 2 * N
+        for i, r in enumerate(mixed_records):
+            expect_known(r, i % N)
     finally:
         shutil.rmtree(tmp)
     print("explog python reader: OK")

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -427,6 +428,68 @@ TEST(ExplogLog, AppendFromColumnPointersWritesTheSameRecords) {
   const std::vector<Record> records = read_all(LogReader(dir.path()));
   ASSERT_EQ(records.size(), 40u);
   for (int64_t i = 0; i < 40; ++i) expect_known(records[static_cast<size_t>(i)], i);
+}
+
+TEST(ExplogLog, ARecordAsLongAsAChunkIsWrittenFromItsOwnMemoryAsAChunkOfItsOwn) {
+  TempDir dir;
+  WriterOptions o = options_for(dir.path());
+  o.chunk_target_bytes = 200;  // known_record(9): 4 steps, 200 bytes with its meta
+  std::vector<std::weak_ptr<Record>> held;
+  {
+    LogWriter w(known_schema(), o);
+    ASSERT_TRUE(w.append(known_record(1)));  // 1 step: copied, stays open
+    for (int64_t i : {9, 2}) {
+      auto unroll = std::make_shared<Record>(known_record(i));
+      held.push_back(unroll);
+      std::vector<const uint8_t*> columns;
+      for (const auto& c : unroll->columns) columns.push_back(c.data());
+      ASSERT_TRUE(w.append(unroll->meta, columns.data(), unroll));
+    }
+    EXPECT_TRUE(held[1].expired()) << "a record shorter than a chunk is copied, its keepalive let go at once";
+    ASSERT_TRUE(w.flush());
+    EXPECT_TRUE(held[0].expired()) << "a referenced record is let go once its chunk is compressed";
+    w.close();
+  }
+  LogReader reader(dir.path());
+  ASSERT_EQ(reader.chunks().size(), 3u);
+  // What was open is cut before the long record, which is a chunk of its own.
+  EXPECT_EQ(reader.chunks()[0].summary.record_count, 1u);
+  EXPECT_EQ(reader.chunks()[1].summary.record_count, 1u);
+  EXPECT_EQ(reader.chunks()[1].summary.min_episode_id, known_meta(9).episode_id);
+  EXPECT_EQ(reader.chunks()[2].summary.record_count, 1u);
+  const std::vector<Record> records = read_all(reader);
+  ASSERT_EQ(records.size(), 3u);
+  expect_known(records[0], 1);
+  expect_known(records[1], 9);
+  expect_known(records[2], 2);
+}
+
+TEST(ExplogLog, SegmentsWithOtherCodecsAndFiltersReadAsOneLog) {
+  // A resumed run may write with other settings into the same directory.
+  TempDir dir;
+  const WriterOptions o = options_for(dir.path());
+  {
+    LogWriter w(known_schema("none"), o);
+    for (int64_t i = 0; i < 10; ++i) ASSERT_TRUE(w.append(known_record(i)));
+    w.close();
+  }
+  {
+    LogSchema filtered = known_schema("lz4");
+    filtered.columns[0].filter = ColumnFilter::kXorPrevious;
+    LogWriter w(filtered, o);
+    for (int64_t i = 10; i < 20; ++i) ASSERT_TRUE(w.append(known_record(i)));
+    w.close();
+  }
+  LogReader reader(dir.path());
+  EXPECT_TRUE(reader.problems().empty());
+  ASSERT_EQ(reader.segments().size(), 2u);
+  EXPECT_EQ(reader.segments()[0].schema.codec, "none");
+  EXPECT_EQ(reader.segments()[1].schema.codec, "lz4");
+  EXPECT_EQ(reader.segments()[1].schema.columns[0].filter, ColumnFilter::kXorPrevious);
+  EXPECT_TRUE(reader.verify().empty());
+  const std::vector<Record> records = read_all(reader);
+  ASSERT_EQ(records.size(), 20u);
+  for (int64_t i = 0; i < 20; ++i) expect_known(records[static_cast<size_t>(i)], i);
 }
 
 TEST(ExplogLog, MergeYieldsRecordsOfSeveralLogsInWallTimeOrder) {

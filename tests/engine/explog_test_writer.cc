@@ -1,6 +1,8 @@
 // A separate process that writes experience logs for the tests that need one:
 //   explog_test_writer known DIR N   N known records (explog_test_records.h),
 //                                    several chunks and segments; prints stats
+//   explog_test_writer filtered DIR N   the same with every column stored
+//                                    XOR-filtered (ColumnFilter::kXorPrevious)
 //   explog_test_writer loop DIR      known records until killed; prints
 //                                    "durable N" each time the mark moves
 //   explog_test_writer fill DIR LIMIT   under RLIMIT_FSIZE = LIMIT bytes with
@@ -36,13 +38,17 @@ void print_stats(const WriterStats& s) {
   std::fflush(stdout);
 }
 
-int write_known(const std::string& dir, int64_t n) {
+int write_known(const std::string& dir, int64_t n, bool filtered) {
+  moonseed::engine::explog::LogSchema schema = known_schema();
+  if (filtered) {
+    for (auto& c : schema.columns) c.filter = moonseed::engine::explog::ColumnFilter::kXorPrevious;
+  }
   WriterOptions o;
   o.directory = dir;
   o.chunk_target_bytes = 512;
   o.segment_max_bytes = 4096;
   o.full_queue = FullQueuePolicy::kBackpressure;
-  LogWriter writer(known_schema(), o);
+  LogWriter writer(schema, o);
   for (int64_t i = 0; i < n; ++i) writer.append(known_record(i));
   writer.close();
   const WriterStats s = writer.stats();
@@ -99,9 +105,10 @@ int fill_disk(const std::string& dir, long limit) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (mode == "known" && argc == 4) return write_known(argv[2], std::atoll(argv[3]));
+  if (mode == "known" && argc == 4) return write_known(argv[2], std::atoll(argv[3]), false);
+  if (mode == "filtered" && argc == 4) return write_known(argv[2], std::atoll(argv[3]), true);
   if (mode == "loop" && argc == 3) return write_until_killed(argv[2]);
   if (mode == "fill" && argc == 4) return fill_disk(argv[2], std::atol(argv[3]));
-  std::fprintf(stderr, "usage: %s known DIR N | loop DIR | fill DIR LIMIT_BYTES\n", argv[0]);
+  std::fprintf(stderr, "usage: %s known DIR N | filtered DIR N | loop DIR | fill DIR LIMIT_BYTES\n", argv[0]);
   return 2;
 }

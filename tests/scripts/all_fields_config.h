@@ -90,6 +90,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.record.compress_threads = 2;
   c.record.codec = "none";
   c.record.lz4_acceleration = 8;
+  c.record.delta = false;
   c.warm_start.log = "runs/teacher";
   c.warm_start.steps = 250;
   c.warm_start.bc_cost = 0.5;
