@@ -7,7 +7,13 @@
 // Printed per workload: frames trained per second off and on (median over the
 // rounds), their ratio, the record's bytes per step raw and on disk, and the
 // compression ratio; the ratio on/off is the figure (goal: overhead <= 3%).
+// Two lower-noise figures follow, since throughput on a shared VM swings by
+// more than 3% from run to run: the recording threads' own CPU time as a
+// share of the machine, and the CPU time of the whole run (learner and actor
+// processes, from getrusage) per frame trained, on against off.
 // Usage: record_bench [rounds=3] [seconds=12] [cartpole|atari|both=both]
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -31,7 +37,16 @@ struct Measure {
   double dropped = 0;
   double cpu_s = 0;         // the recording threads' CPU time, whole run
   double seconds = 0;       // the whole run
+  double run_cpu_s = 0;     // learner and actors, user + system, whole run
+  double run_trained = 0;   // frames trained, whole run (the final "stop" row)
 };
+
+double children_cpu_s() {
+  rusage u{};
+  ::getrusage(RUSAGE_CHILDREN, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 bool run_once(const std::string& script, double seconds, bool record, const std::vector<std::string>& extra,
               Measure* out) {
@@ -41,6 +56,9 @@ bool run_once(const std::string& script, double seconds, bool record, const std:
                                    "checkpoint.interval_s=0", "--quiet",
                                    std::string("record.enabled=") + (record ? "true" : "false")};
   argv.insert(argv.end(), extra.begin(), extra.end());
+  // The learner waits for its actors, and we for the learner: all their CPU
+  // time is in our RUSAGE_CHILDREN once it has exited.
+  const double cpu_before = children_cpu_s();
   ChildProcess run(argv, runs + "/learner.log");
   if (run.wait(seconds + 180) != std::optional<int>(0)) {
     std::fprintf(stderr, "moonseed run failed:\n%s\n", moonseed::testing::read_file(runs + "/learner.log").c_str());
@@ -51,7 +69,7 @@ bool run_once(const std::string& script, double seconds, bool record, const std:
   const MetricsRow* first = nullptr;
   const MetricsRow* last = nullptr;
   for (const MetricsRow& r : rows) {
-    if (!r.count("trained_frames")) continue;  // events
+    if (r.count("event")) continue;  // reloads, notices, the final stop row
     if (!first && r.at("time_s") >= 3.0) first = &r;
     last = &r;
   }
@@ -59,6 +77,8 @@ bool run_once(const std::string& script, double seconds, bool record, const std:
     std::fprintf(stderr, "run too short to measure\n");
     return false;
   }
+  out->run_cpu_s = children_cpu_s() - cpu_before;
+  out->run_trained = rows.back().count("trained_frames") ? rows.back().at("trained_frames") : 0;
   const double dt = last->at("time_s") - first->at("time_s");
   out->trained_fps = (last->at("trained_frames") - first->at("trained_frames")) / dt;
   out->acted_fps = (last->at("frames") - first->at("frames")) / dt;
@@ -85,7 +105,7 @@ const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
 
 bool workload(const char* name, const std::string& script, const std::vector<std::string>& extra, int rounds,
               double seconds) {
-  std::vector<double> off, on, ratios, shares, us_per_step;
+  std::vector<double> off, on, ratios, shares, us_per_step, cpu_ratios;
   Measure last_on;
   for (int i = 0; i < rounds; ++i) {
     Measure a, b;
@@ -99,8 +119,10 @@ bool workload(const char* name, const std::string& script, const std::vector<std
     last_on = b;
     shares.push_back(b.cpu_s / (b.seconds * cores));
     us_per_step.push_back(b.record_steps > 0 ? b.cpu_s * 1e6 / b.record_steps : 0);
-    std::printf("  %-8s round %d: off %9.0f  on %9.0f frames trained/s  (on/off %.3f)\n", name, i + 1,
-                a.trained_fps, b.trained_fps, b.trained_fps / a.trained_fps);
+    cpu_ratios.push_back((b.run_cpu_s / b.run_trained) / (a.run_cpu_s / a.run_trained));
+    std::printf("  %-8s round %d: off %9.0f  on %9.0f frames trained/s  (on/off %.3f); "
+                "CPU per frame trained on/off %.3f\n",
+                name, i + 1, a.trained_fps, b.trained_fps, b.trained_fps / a.trained_fps, cpu_ratios.back());
     std::fflush(stdout);
   }
   const double disk_per_step = last_on.record_steps > 0 ? last_on.disk_mb * 1048576.0 / last_on.record_steps : 0;
@@ -113,6 +135,9 @@ bool workload(const char* name, const std::string& script, const std::vector<std
   std::printf("%-8s recording threads: %.2f us of CPU per recorded step, %.2f%% of %u cores "
               "(median of rounds; goal <= 3%%)\n",
               name, median(us_per_step), 100 * median(shares), cores);
+  std::printf("%-8s whole run (learner + actors): CPU time per frame trained, on/off %.3f "
+              "(median of rounds; 1.03 = 3%% more)\n",
+              name, median(cpu_ratios));
   std::fflush(stdout);
   return true;
 }
