@@ -12,11 +12,13 @@
 //   moonseed-rtc: the same, but the server has no io thread: the inference
 //             thread runs the sockets while it waits (inference.io_threads = 0).
 // The paths alternate in short slices so machine noise hits them alike.
-// Usage: transport_bench [total_seconds=4]
+// Usage: transport_bench [total_seconds=4] [raw|rpc|moonseed|moonseed-rtc]
+// With a path named, only that path runs (for profiling it: perf, strace).
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -256,6 +258,12 @@ struct Endpoint {
 
 int main(int argc, char** argv) {
   const double total_seconds = argc > 1 ? std::atof(argv[1]) : 4.0;
+  const std::string only = argc > 2 ? argv[2] : "";
+  const char* kNames[] = {"raw", "rpc", "moonseed", "moonseed-rtc"};
+  if (!only.empty() && std::find(std::begin(kNames), std::end(kNames), only) == std::end(kNames)) {
+    std::fprintf(stderr, "transport_bench: unknown path '%s' (raw, rpc, moonseed, moonseed-rtc)\n", only.c_str());
+    return 2;
+  }
 
   const std::vector<uint32_t> env_counts = {1, 16, 64};
   constexpr int kPaths = 4;
@@ -297,19 +305,23 @@ int main(int argc, char** argv) {
         [&] { full.round_trip(batch, incoming); },
         [&] { full_rtc.round_trip(batch, incoming); },
     };
-    for (auto& path : paths) run_for(slice / 4, path);  // warm-up: page faults, buffers, caches
+    auto runs = [&](int k) { return only.empty() || only == kNames[k]; };
+    for (int k = 0; k < kPaths; ++k) {
+      if (runs(k)) run_for(slice / 4, paths[k]);  // warm-up: page faults, buffers, caches
+    }
 
     long counts[kPaths] = {};
     double seconds[kPaths] = {};
     for (int s = 0; s < kSlices; ++s) {
       for (int k = 0; k < kPaths; ++k) {
-        auto [count, secs] = run_for(slice, paths[k]);
+        if (!runs(k)) continue;
+        auto [count, secs] = run_for(only.empty() ? slice : slice * kPaths, paths[k]);
         counts[k] += count;
         seconds[k] += secs;
       }
     }
     double us[kPaths];
-    for (int k = 0; k < kPaths; ++k) us[k] = 1e6 * seconds[k] / static_cast<double>(counts[k]);
+    for (int k = 0; k < kPaths; ++k) us[k] = counts[k] ? 1e6 * seconds[k] / static_cast<double>(counts[k]) : 0;
     batched.stop();
     pumping.stop();
     std::printf("%5u %6zu %6zu %8.2f %8.2f %10.2f %13.2f %8.2f %13.2f %17.2f\n", envs,

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <system_error>
@@ -101,6 +102,7 @@ class Server::Impl final : public detail::SessionHost {
     try {
       // One handler per call: the caller checks its batch after each, and a
       // poll() for more would cost an epoll_wait per step.
+      std::lock_guard<std::mutex> one_runner(run_mu_);
       io_.run_one_for(max_wait);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "moonseed rpc: io pump caught: %s\n", e.what());
@@ -118,7 +120,16 @@ class Server::Impl final : public detail::SessionHost {
     asio::post(accept_strand_, [this] { shut_everything(); });
     work_.reset();
     if (threads_.empty()) {
-      run_io();  // never started: run the shutdown handlers here
+      // No io thread: run the shutdown handlers here, taking turns with a
+      // pump that may still be running (sessions have no strands then).
+      while (!io_.stopped()) {
+        std::lock_guard<std::mutex> one_runner(run_mu_);
+        try {
+          io_.run_one_for(std::chrono::milliseconds(20));
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "moonseed rpc: io caught: %s\n", e.what());
+        }
+      }
     }
     for (auto& thread : threads_) thread.join();
     threads_.clear();
@@ -178,9 +189,18 @@ class Server::Impl final : public detail::SessionHost {
     return out;
   }
 
+  // A session's handlers must never run concurrently. With one thread
+  // running the io_context (io_threads 0: the pump; 1: the io thread) they
+  // cannot, and the io_context's own executor spares every handler the
+  // strand's bookkeeping; with more, each session gets a strand.
+  asio::any_io_executor session_executor() {
+    if (options_.io_threads <= 1) return io_.get_executor();
+    return asio::make_strand(io_);
+  }
+
   void accept_unix(UnixAcceptor& acceptor, const std::string& path) {
     acceptor.async_accept(
-        asio::make_strand(io_),
+        session_executor(),
         [this, &acceptor, path](const std::error_code& error, auto socket) {
           if (error == asio::error::operation_aborted || !acceptor.is_open()) return;
           if (!error) {
@@ -196,7 +216,7 @@ class Server::Impl final : public detail::SessionHost {
 
   void accept_tcp(TcpAcceptor& acceptor) {
     acceptor.async_accept(
-        asio::make_strand(io_), [this, &acceptor](const std::error_code& error, auto socket) {
+        session_executor(), [this, &acceptor](const std::error_code& error, auto socket) {
           if (error == asio::error::operation_aborted || !acceptor.is_open()) return;
           if (!error) {
             std::error_code ignored;
@@ -251,6 +271,9 @@ class Server::Impl final : public detail::SessionHost {
   std::vector<std::unique_ptr<TcpAcceptor>> tcp_acceptors_;
   std::vector<std::string> unix_paths_;  // socket files to remove at stop()
   std::vector<std::thread> threads_;
+  // With io_threads == 0, whoever runs handlers (the pump, or stop()) holds
+  // this: one thread at a time, as the sessions' executor requires.
+  std::mutex run_mu_;
   bool started_ = false;  // owner thread only
   std::atomic<bool> stop_requested_{false};
 

@@ -7,8 +7,9 @@
 // last handler has run. The ActorLink (SessionLink) may outlive the session and
 // the server; the SendGate makes its sends no-ops once the server has stopped.
 //
-// Threading: every member function except post_* runs on the session's strand
-// (the socket's executor). post_* may be called from any thread.
+// Threading: every member function except post_* runs on the socket's
+// executor, which runs one handler at a time (a strand, or the io_context of
+// a server with one io thread or none). post_* may be called from any thread.
 //
 // Replies take a fast path: a service thread writes an ActionBatch or
 // ConfigUpdate straight to the socket (non-blocking) when nothing else is
@@ -75,7 +76,8 @@ class Session final : public std::enable_shared_from_this<Session> {
  public:
   using Socket = asio::generic::stream_protocol::socket;
 
-  // `socket`'s executor must be a strand of its own.
+  // `socket`'s executor must never run two handlers at once: a strand of its
+  // own, or the io_context's executor when one thread runs the io_context.
   Session(SessionHost& host, Socket socket, std::string peer);
 
   void post_start();

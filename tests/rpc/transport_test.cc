@@ -56,6 +56,7 @@ class ServerClient : public ::testing::TestWithParam<Transport> {
   }
 
   void TearDown() override {
+    stop_pump();  // a test that failed half way may have left it running
     server_.reset();
     std::filesystem::remove_all(dir_);
   }
@@ -66,6 +67,22 @@ class ServerClient : public ::testing::TestWithParam<Transport> {
     address_ = server_->listen(GetParam() == Transport::kUnix ? "unix:" + dir_ + "/learner.sock"
                                                               : "tcp:127.0.0.1:0");
     server_->start();
+  }
+
+  // A server without io threads, run by a pump thread of the test's (as the
+  // inference thread runs it): stop the pump with stop_pump().
+  void start_pumped_server(std::chrono::milliseconds slice) {
+    ServerOptions options;
+    options.io_threads = 0;
+    start_server(options);
+    pumping_ = true;
+    pump_ = std::thread([this, slice] {
+      while (pumping_) server_->run_for(slice);
+    });
+  }
+  void stop_pump() {
+    pumping_ = false;
+    if (pump_.joinable()) pump_.join();
   }
 
   // Connects and completes the handshake; returns the client and its actor id.
@@ -79,6 +96,8 @@ class ServerClient : public ::testing::TestWithParam<Transport> {
   std::string dir_;
   std::unique_ptr<Server> server_;
   Address address_;
+  std::atomic<bool> pumping_{false};
+  std::thread pump_;
 };
 
 TEST_P(ServerClient, HandshakeDeliversTheServicesWelcomeAndConnectsTheActor) {
@@ -372,13 +391,7 @@ TEST_P(ServerClient, StopSaysByeEvenToAnActorThatKeepsStreaming) {
 }
 
 TEST_P(ServerClient, WithNoIoThreadsTheOwnersPumpServesActorsAndStopStillSaysBye) {
-  ServerOptions options;
-  options.io_threads = 0;
-  start_server(options);
-  std::atomic<bool> pumping{true};
-  std::thread pump([&] {
-    while (pumping) server_->run_for(std::chrono::milliseconds(10));
-  });
+  start_pumped_server(std::chrono::milliseconds(10));
   auto [client, actor_id] = connect_actor();
   const StepBatch batch = testing::sample_step_batch(7, 4, 16);
   client.send(batch);
@@ -389,8 +402,48 @@ TEST_P(ServerClient, WithNoIoThreadsTheOwnersPumpServesActorsAndStopStillSaysBye
   server_->stop();  // while the owner still pumps
   EXPECT_EQ(expect_incoming<Bye>(client.receive(seconds(10))).reason, "learner stopping");
   EXPECT_EQ(service_.wait_for_disconnect(actor_id), "learner stopping");
-  pumping = false;
-  pump.join();
+  stop_pump();
+}
+
+// Without io threads a session's handlers have no strand: the pump and
+// stop() must take turns running them, even with every actor streaming.
+TEST_P(ServerClient, APumpedServerStoppedWhileFourActorsStreamSaysByeToEachOnce) {
+  start_pumped_server(std::chrono::milliseconds(1));
+  struct Actor {
+    Client client;
+    int32_t id;
+  };
+  std::vector<Actor> actors;
+  for (int i = 0; i < 4; ++i) {
+    auto [client, id] = connect_actor();
+    actors.push_back(Actor{std::move(client), id});
+  }
+  std::vector<std::thread> senders;
+  std::vector<std::string> ends(actors.size());  // each sender stops at the Bye
+  for (size_t i = 0; i < actors.size(); ++i) {
+    senders.emplace_back([&, i] {
+      Client& c = actors[i].client;
+      for (uint64_t seq = 1;; ++seq) {
+        try {
+          c.send(testing::sample_step_batch(seq, 8));
+        } catch (const std::exception&) {
+          break;
+        }
+        Incoming in = c.receive(seconds(10));
+        if (std::holds_alternative<ActionBatch>(in)) continue;
+        if (auto* bye = std::get_if<Bye>(&in)) ends[i] = "bye: " + bye->reason;
+        break;
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  server_->stop();
+  for (auto& t : senders) t.join();
+  for (size_t i = 0; i < actors.size(); ++i) {
+    EXPECT_EQ(ends[i], "bye: learner stopping") << "actor " << i;
+    EXPECT_EQ(service_.wait_for_disconnect(actors[i].id), "learner stopping");
+  }
+  stop_pump();
 }
 
 TEST_P(ServerClient, LinkKeptPastTheServersDestructionDropsItsSends) {
