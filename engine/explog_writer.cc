@@ -142,13 +142,13 @@ bool LogWriter::should_cut() const {
 
 void LogWriter::cut_open() {
   cut_records_ += open_.record_count();
-  ChunkBuilder next(schema_);
-  if (!spare_builders_.empty()) {
-    next = std::move(spare_builders_.back());
+  full_.emplace_back(next_cut_seq_++, std::move(open_));
+  if (spare_builders_.empty()) {
+    open_ = ChunkBuilder(schema_);
+  } else {
+    open_ = std::move(spare_builders_.back());  // keeps its buffers' capacity
     spare_builders_.pop_back();
   }
-  full_.emplace_back(next_cut_seq_++, std::move(open_));
-  open_ = std::move(next);
 }
 
 bool LogWriter::append(Record&& record) {
