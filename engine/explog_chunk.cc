@@ -189,7 +189,7 @@ void ChunkBuilder::check_record(const RecordMeta& meta, const uint8_t* const* co
 }
 
 void ChunkBuilder::add_meta(const RecordMeta& meta) {
-  if (records_ == 0) {
+  if (record_steps_.empty()) {
     min_wall_time_ns_ = max_wall_time_ns_ = meta.wall_time_ns;
     min_episode_id_ = max_episode_id_ = meta.episode_id;
   } else {
@@ -204,7 +204,6 @@ void ChunkBuilder::add_meta(const RecordMeta& meta) {
   encode_meta(w, meta);
   raw_bytes_ += kMetaRecordSize;
   record_steps_.push_back(meta.steps);
-  ++records_;
 }
 
 void ChunkBuilder::add(const RecordMeta& meta, const uint8_t* const* columns) {
@@ -229,14 +228,10 @@ void ChunkBuilder::add(const Record& record) {
 void ChunkBuilder::refer(const RecordMeta& meta, const uint8_t* const* columns,
                          std::shared_ptr<const void> keepalive) {
   check_record(meta, columns);
-  if (records_ != 0) throw std::logic_error("explog: a referenced record must be its chunk's only one");
+  if (!empty()) throw std::logic_error("explog: a referenced record must be its chunk's only one");
   if (!keepalive) throw std::invalid_argument("explog: a referenced record needs a keepalive");
-  referred_.clear();
-  for (size_t c = 0; c < columns_.size(); ++c) {
-    const size_t bytes = static_cast<size_t>(meta.steps) * step_bytes_[c];
-    referred_.push_back({columns[c], bytes});
-    raw_bytes_ += bytes;
-  }
+  referred_.assign(columns, columns + columns_.size());
+  for (size_t c = 0; c < columns_.size(); ++c) raw_bytes_ += static_cast<size_t>(meta.steps) * step_bytes_[c];
   add_meta(meta);
   keepalive_ = std::move(keepalive);
 }
@@ -248,7 +243,6 @@ void ChunkBuilder::clear() {
   keepalive_.reset();
   record_steps_.clear();
   actor_ids_.clear();
-  records_ = 0;
   raw_bytes_ = 0;
 }
 
@@ -259,7 +253,7 @@ ChunkSummary ChunkBuilder::encode(std::vector<uint8_t>& out, int lz4_acceleratio
 }
 
 size_t ChunkBuilder::encode_into(std::vector<uint8_t>& out, int lz4_acceleration, ChunkSummary* summary) const {
-  if (records_ == 0) throw std::invalid_argument("explog: a chunk needs at least one record");
+  if (empty()) throw std::invalid_argument("explog: a chunk needs at least one record");
   const bool lz4 = schema_->codec == "lz4";
   const size_t nblocks = columns_.size() + 1;
   const size_t header_size = kChunkHeaderFixedSize + 8 * nblocks + 4 * actor_ids_.size() + 4;
@@ -272,9 +266,9 @@ size_t ChunkBuilder::encode_into(std::vector<uint8_t>& out, int lz4_acceleration
     if (i == 0) {
       raw[i] = meta_block_.data();
       size = meta_block_.size();
-    } else if (keepalive_) {
-      raw[i] = referred_[i - 1].data;
-      size = referred_[i - 1].size;
+    } else if (keepalive_) {  // one record: its steps of the column
+      raw[i] = referred_[i - 1];
+      size = static_cast<size_t>(record_steps_.front()) * step_bytes_[i - 1];
     } else {
       raw[i] = columns_[i - 1].data();
       size = columns_[i - 1].size();
@@ -299,7 +293,7 @@ size_t ChunkBuilder::encode_into(std::vector<uint8_t>& out, int lz4_acceleration
 
   ChunkSummary& s = *summary;
   s = ChunkSummary{};
-  s.record_count = static_cast<uint32_t>(records_);
+  s.record_count = static_cast<uint32_t>(record_count());
   s.min_wall_time_ns = min_wall_time_ns_;
   s.max_wall_time_ns = max_wall_time_ns_;
   s.min_episode_id = min_episode_id_;

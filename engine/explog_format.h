@@ -202,8 +202,8 @@ class ChunkBuilder {
   // add()'s std::invalid_argument; nothing may be added until clear().
   void refer(const RecordMeta& meta, const uint8_t* const* columns, std::shared_ptr<const void> keepalive);
 
-  size_t record_count() const { return records_; }
-  bool empty() const { return records_ == 0; }
+  size_t record_count() const { return record_steps_.size(); }
+  bool empty() const { return record_steps_.empty(); }
   // Meta plus column bytes so far: what the chunk holds before compression.
   size_t raw_bytes() const { return raw_bytes_; }
 
@@ -228,18 +228,13 @@ class ChunkBuilder {
   std::vector<size_t> step_bytes_;             // per column
   std::vector<uint8_t> meta_block_;            // kMetaRecordSize bytes per record
   std::vector<std::vector<uint8_t>> columns_;  // one block per schema column (copied records)
-  struct ColumnView {
-    const uint8_t* data;
-    size_t size;
-  };
-  std::vector<ColumnView> referred_;           // per column: the referenced record's bytes
+  std::vector<const uint8_t*> referred_;       // per column: the referenced record's bytes
   std::shared_ptr<const void> keepalive_;      // non-null while a record is referenced
   std::vector<int32_t> actor_ids_;             // distinct, ascending
-  std::vector<int32_t> record_steps_;          // per record, for column filters
+  std::vector<int32_t> record_steps_;          // per record: its steps
   // Where encode() filters a column block before compressing it: reused, so
   // mutable (one thread at a time uses a builder).
   mutable std::vector<uint8_t> scratch_;
-  size_t records_ = 0;
   size_t raw_bytes_ = 0;
   int64_t min_wall_time_ns_ = 0, max_wall_time_ns_ = 0;
   int64_t min_episode_id_ = 0, max_episode_id_ = 0;

@@ -168,10 +168,7 @@ void LogReader::open_file(const std::string& path) {
     ::close(fd);
     return;
   }
-  if (!have_schema_) {
-    schema_ = schema;
-    have_schema_ = true;
-  } else if (!same_layout(schema_, schema)) {
+  if (!segments_.empty() && !same_layout(segments_.front().schema, schema)) {
     problems_.push_back({path, -1, 0, false,
                          path + ": columns differ from " + segments_.front().path +
                              "; segment skipped"});
@@ -234,12 +231,12 @@ ChunkHeader LogReader::read_header(int fd, uint64_t offset, uint64_t end) const 
   }
   uint8_t fixed[kChunkHeaderFixedSize];
   pread_exactly(fd, fixed, sizeof(fixed), offset);
-  const size_t header_size = chunk_header_size(fixed, schema_.columns.size());
+  const size_t header_size = chunk_header_size(fixed, schema().columns.size());
   if (header_size > end - offset) {
     throw FormatError("chunk header runs past offset " + std::to_string(end));
   }
   const std::vector<uint8_t> header = pread_vector(fd, header_size, offset);
-  return decode_chunk_header(header.data(), header.size(), schema_.columns.size());
+  return decode_chunk_header(header.data(), header.size(), schema().columns.size());
 }
 
 std::optional<uint64_t> LogReader::find_next_chunk(int fd, uint64_t from, uint64_t end) const {
@@ -346,9 +343,9 @@ std::vector<size_t> LogReader::find_chunks(const RecordFilter& filter) const {
 }
 
 RecordCursor LogReader::scan(const RecordFilter& filter, std::vector<bool> columns) const {
-  if (!columns.empty() && columns.size() != schema_.columns.size()) {
+  if (!columns.empty() && columns.size() != schema().columns.size()) {
     throw std::invalid_argument("LogReader::scan: a selection of " + std::to_string(columns.size()) +
-                                " columns for a log of " + std::to_string(schema_.columns.size()));
+                                " columns for a log of " + std::to_string(schema().columns.size()));
   }
   return RecordCursor(*this, find_chunks(filter), filter, std::move(columns));
 }

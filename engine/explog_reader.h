@@ -109,7 +109,9 @@ class LogReader {
   LogReader(const LogReader&) = delete;
   LogReader& operator=(const LogReader&) = delete;
 
-  const LogSchema& schema() const { return schema_; }
+  // The first segment's header (every segment has its columns). Opening
+  // throws when there is no segment, so there always is one.
+  const LogSchema& schema() const { return segments_.front().schema; }
   const std::vector<SegmentInfo>& segments() const { return segments_; }
   const std::vector<ChunkRef>& chunks() const { return chunks_; }
   const std::vector<LogProblem>& problems() const { return problems_; }
@@ -150,8 +152,6 @@ class LogReader {
   std::optional<uint64_t> find_next_chunk(int fd, uint64_t from, uint64_t end) const;
   std::string where(size_t chunk) const;  // "chunk K at offset X of FILE"
 
-  LogSchema schema_;
-  bool have_schema_ = false;
   std::vector<int> fds_;  // one per segment
   std::vector<SegmentInfo> segments_;
   std::vector<ChunkRef> chunks_;
