@@ -159,7 +159,14 @@ TEST(RecordEndToEnd, AKilledLearnerLeavesAReadableLogAndAResumeContinuesIt) {
     return !run.run_dir().empty() && last(run.metrics(), "record_durable_records") > 200 &&
            std::filesystem::exists(run.run_dir() + "/checkpoints");
   })) << read_file(run.log);
-  ASSERT_TRUE(eventually(30, [&] { return !std::filesystem::is_empty(run.run_dir() + "/checkpoints"); }));
+  // A finished checkpoint to resume from (the one being written at the kill
+  // is a .partial, which a resume rightly ignores).
+  ASSERT_TRUE(eventually(30, [&] {
+    for (const auto& e : std::filesystem::directory_iterator(run.run_dir() + "/checkpoints")) {
+      if (e.path().extension() == ".pt") return true;
+    }
+    return false;
+  }));
   const double durable = last(run.metrics(), "record_durable_records");
   learner.signal(SIGKILL);
   learner.wait(30);
