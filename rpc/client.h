@@ -117,7 +117,6 @@ class Client {
   FrameReader reader_;
   Message incoming_;  // decode target, reused
   std::string closed_reason_;
-  std::chrono::microseconds receive_timeout_{0};  // SO_RCVTIMEO now set on fd_; 0 = none
 };
 
 }  // namespace moonseed::rpc

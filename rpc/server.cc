@@ -70,6 +70,12 @@ class Server::Impl final : public detail::SessionHost {
   const ServerOptions& options() const override { return options_; }
   const std::shared_ptr<detail::SendGate>& gate() const override { return gate_; }
 
+  bool defer_read(std::shared_ptr<detail::Session> session) override {
+    if (options_.io_threads != 0) return false;
+    deferred_reads_.push_back(std::move(session));  // a handler of the pump: run_mu_ is held
+    return true;
+  }
+
   void forget(detail::Session* session) override {
     std::lock_guard<std::mutex> lock(sessions_mutex_);
     sessions_.erase(session);
@@ -103,6 +109,7 @@ class Server::Impl final : public detail::SessionHost {
       // One handler per call: the caller checks its batch after each, and a
       // poll() for more would cost an epoll_wait per step.
       std::lock_guard<std::mutex> one_runner(run_mu_);
+      resume_deferred_reads();
       io_.run_one_for(max_wait);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "moonseed rpc: io pump caught: %s\n", e.what());
@@ -125,11 +132,14 @@ class Server::Impl final : public detail::SessionHost {
       while (!io_.stopped()) {
         std::lock_guard<std::mutex> one_runner(run_mu_);
         try {
+          resume_deferred_reads();
           io_.run_one_for(std::chrono::milliseconds(20));
         } catch (const std::exception& e) {
           std::fprintf(stderr, "moonseed rpc: io caught: %s\n", e.what());
         }
       }
+      std::lock_guard<std::mutex> one_runner(run_mu_);
+      deferred_reads_.clear();  // closed sessions: nothing will run them again
     }
     for (auto& thread : threads_) thread.join();
     threads_.clear();
@@ -138,6 +148,14 @@ class Server::Impl final : public detail::SessionHost {
   }
 
  private:
+  // Requires run_mu_.
+  void resume_deferred_reads() {
+    if (deferred_reads_.empty()) return;
+    resuming_.swap(deferred_reads_);
+    for (auto& session : resuming_) session->resume_read();
+    resuming_.clear();
+  }
+
   void run_io() {
     for (;;) {
       try {
@@ -274,6 +292,9 @@ class Server::Impl final : public detail::SessionHost {
   // With io_threads == 0, whoever runs handlers (the pump, or stop()) holds
   // this: one thread at a time, as the sessions' executor requires.
   std::mutex run_mu_;
+  // Sessions whose next read waits for the pump's next turn (io_threads 0).
+  std::vector<std::shared_ptr<detail::Session>> deferred_reads_;  // guarded by run_mu_
+  std::vector<std::shared_ptr<detail::Session>> resuming_;        // guarded by run_mu_
   bool started_ = false;  // owner thread only
   std::atomic<bool> stop_requested_{false};
 

@@ -118,6 +118,15 @@ void Session::on_read(const std::error_code& error, size_t bytes) {
     handle_frame(next.data, next.size);
     if (state_ == State::kClosing || state_ == State::kClosed) return;
   }
+  reading_ = true;  // outstanding from here on, whether now or at the next turn
+  if (!host_.defer_read(shared_from_this())) read();
+}
+
+void Session::resume_read() {
+  if (state_ == State::kClosed) {
+    reading_ = false;
+    return;
+  }
   read();
 }
 

@@ -54,6 +54,11 @@ class SessionHost {
   virtual const ServerOptions& options() const = 0;
   virtual const std::shared_ptr<SendGate>& gate() const = 0;
   virtual void forget(Session* session) = 0;  // the session has closed
+  // A session has handled what it read. A pumped server (io_threads 0) keeps
+  // it and calls its resume_read() at the start of the next turn, after the
+  // service has had its chance to reply, and returns true; otherwise false,
+  // and the session reads again at once.
+  virtual bool defer_read(std::shared_ptr<Session> session) = 0;
 };
 
 class SessionLink final : public ActorLink {
@@ -86,6 +91,9 @@ class Session final : public std::enable_shared_from_this<Session> {
   // once; everything else is posted. A Bye is always posted, so that
   // on_disconnect never runs inside another service callback.
   void post_from_service(Message&& message);
+  // From the pumped server, on its one io thread: the read deferred by
+  // SessionHost::defer_read starts now (none if the session has closed).
+  void resume_read();
   // From Server::stop(): Bye with `reason`, then close; nothing is logged.
   void post_shutdown(std::string reason);
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -444,6 +445,77 @@ TEST_P(ServerClient, APumpedServerStoppedWhileFourActorsStreamSaysByeToEachOnce)
     EXPECT_EQ(service_.wait_for_disconnect(actors[i].id), "learner stopping");
   }
   stop_pump();
+}
+
+// Replies made on the pump thread between its turns, as the learner's
+// inference thread makes them: a pumped server starts a session's next read
+// only at the turn after the one that read its frame, so each reply goes out
+// before the read that waits for the answer to it.
+class HeldRepliesService : public testing::EchoService {
+ public:
+  void on_steps(const std::shared_ptr<ActorLink>& link, StepBatch&& batch) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.emplace_back(link, std::move(batch));
+  }
+  void reply_to_held() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [link, batch] : held_) link->send_actions(testing::echo_reply(batch));
+    replied_ += held_.size();
+    held_.clear();
+  }
+  size_t replied() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return replied_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::pair<std::shared_ptr<ActorLink>, StepBatch>> held_;  // guarded by mu_
+  size_t replied_ = 0;                                                  // guarded by mu_
+};
+
+TEST_P(ServerClient, APumpedServerWhoseOwnerRepliesBetweenTurnsKeepsEveryActorStreaming) {
+  HeldRepliesService held;
+  server_.reset();
+  ServerOptions options;
+  options.io_threads = 0;
+  server_ = std::make_unique<Server>(held, options);
+  address_ = server_->listen(GetParam() == Transport::kUnix ? "unix:" + dir_ + "/held.sock"
+                                                            : "tcp:127.0.0.1:0");
+  server_->start();
+  pumping_ = true;
+  pump_ = std::thread([&] {
+    while (pumping_) {
+      server_->run_for(std::chrono::milliseconds(5));
+      held.reply_to_held();
+    }
+  });
+  constexpr int kActors = 3;
+  constexpr uint64_t kRoundTrips = 300;
+  std::vector<std::thread> actors;
+  std::vector<std::string> problems(kActors);
+  for (int a = 0; a < kActors; ++a) {
+    actors.emplace_back([&, a] {
+      Client client = Client::connect(address_, seconds(10));
+      client.hello(testing::sample_hello(), seconds(10));
+      for (uint64_t seq = 1; seq <= kRoundTrips; ++seq) {
+        const StepBatch batch = testing::sample_step_batch(seq, 1 + (seq + a) % 32, 16);
+        client.send(batch);
+        Incoming in = client.receive(seconds(10));
+        const auto* reply = std::get_if<ActionBatch>(&in);
+        if (!reply || reply->seq != seq || reply->actions != testing::echo_reply(batch).actions) {
+          problems[a] = "round trip " + std::to_string(seq) + " got no matching reply";
+          return;
+        }
+      }
+    });
+  }
+  for (auto& t : actors) t.join();
+  for (int a = 0; a < kActors; ++a) EXPECT_EQ(problems[a], "") << "actor " << a;
+  server_->stop();  // while the pump still runs, with reads deferred
+  stop_pump();
+  EXPECT_EQ(held.replied(), kActors * kRoundTrips);
+  server_.reset();  // before `held`
 }
 
 TEST_P(ServerClient, LinkKeptPastTheServersDestructionDropsItsSends) {
