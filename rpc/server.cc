@@ -70,9 +70,9 @@ class Server::Impl final : public detail::SessionHost {
   const ServerOptions& options() const override { return options_; }
   const std::shared_ptr<detail::SendGate>& gate() const override { return gate_; }
 
-  bool defer_read(std::shared_ptr<detail::Session> session) override {
+  bool defer_read(detail::Session& session) override {
     if (options_.io_threads != 0) return false;
-    deferred_reads_.push_back(std::move(session));  // a handler of the pump: run_mu_ is held
+    deferred_reads_.push_back(session.shared_from_this());  // a handler of the pump: run_mu_ is held
     return true;
   }
 
@@ -148,12 +148,11 @@ class Server::Impl final : public detail::SessionHost {
   }
 
  private:
-  // Requires run_mu_.
+  // Requires run_mu_. resume_read() only starts a read (asio never completes
+  // one inside the call that starts it), so no session is deferred meanwhile.
   void resume_deferred_reads() {
-    if (deferred_reads_.empty()) return;
-    resuming_.swap(deferred_reads_);
-    for (auto& session : resuming_) session->resume_read();
-    resuming_.clear();
+    for (auto& session : deferred_reads_) session->resume_read();
+    deferred_reads_.clear();
   }
 
   void run_io() {
@@ -294,7 +293,6 @@ class Server::Impl final : public detail::SessionHost {
   std::mutex run_mu_;
   // Sessions whose next read waits for the pump's next turn (io_threads 0).
   std::vector<std::shared_ptr<detail::Session>> deferred_reads_;  // guarded by run_mu_
-  std::vector<std::shared_ptr<detail::Session>> resuming_;        // guarded by run_mu_
   bool started_ = false;  // owner thread only
   std::atomic<bool> stop_requested_{false};
 

@@ -119,7 +119,7 @@ void Session::on_read(const std::error_code& error, size_t bytes) {
     if (state_ == State::kClosing || state_ == State::kClosed) return;
   }
   reading_ = true;  // outstanding from here on, whether now or at the next turn
-  if (!host_.defer_read(shared_from_this())) read();
+  if (!host_.defer_read(*this)) read();
 }
 
 void Session::resume_read() {

@@ -58,7 +58,7 @@ class SessionHost {
   // it and calls its resume_read() at the start of the next turn, after the
   // service has had its chance to reply, and returns true; otherwise false,
   // and the session reads again at once.
-  virtual bool defer_read(std::shared_ptr<Session> session) = 0;
+  virtual bool defer_read(Session& session) = 0;
 };
 
 class SessionLink final : public ActorLink {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,9 +63,11 @@ class ServerClient : public ::testing::TestWithParam<Transport> {
     std::filesystem::remove_all(dir_);
   }
 
-  void start_server(const ServerOptions& options) {
+  // Serves `service` (the fixture's EchoService when null), which must
+  // outlive the server.
+  void start_server(const ServerOptions& options, ActorService* service = nullptr) {
     server_.reset();
-    server_ = std::make_unique<Server>(service_, options);
+    server_ = std::make_unique<Server>(service ? *service : service_, options);
     address_ = server_->listen(GetParam() == Transport::kUnix ? "unix:" + dir_ + "/learner.sock"
                                                               : "tcp:127.0.0.1:0");
     server_->start();
@@ -72,13 +75,19 @@ class ServerClient : public ::testing::TestWithParam<Transport> {
 
   // A server without io threads, run by a pump thread of the test's (as the
   // inference thread runs it): stop the pump with stop_pump().
-  void start_pumped_server(std::chrono::milliseconds slice) {
+  // `between_turns`, if given, runs on the pump thread after each turn, where
+  // the learner's inference thread runs a batch and replies.
+  void start_pumped_server(std::chrono::milliseconds slice, ActorService* service = nullptr,
+                           std::function<void()> between_turns = nullptr) {
     ServerOptions options;
     options.io_threads = 0;
-    start_server(options);
+    start_server(options, service);
     pumping_ = true;
-    pump_ = std::thread([this, slice] {
-      while (pumping_) server_->run_for(slice);
+    pump_ = std::thread([this, slice, between_turns = std::move(between_turns)] {
+      while (pumping_) {
+        server_->run_for(slice);
+        if (between_turns) between_turns();
+      }
     });
   }
   void stop_pump() {
@@ -476,20 +485,7 @@ class HeldRepliesService : public testing::EchoService {
 
 TEST_P(ServerClient, APumpedServerWhoseOwnerRepliesBetweenTurnsKeepsEveryActorStreaming) {
   HeldRepliesService held;
-  server_.reset();
-  ServerOptions options;
-  options.io_threads = 0;
-  server_ = std::make_unique<Server>(held, options);
-  address_ = server_->listen(GetParam() == Transport::kUnix ? "unix:" + dir_ + "/held.sock"
-                                                            : "tcp:127.0.0.1:0");
-  server_->start();
-  pumping_ = true;
-  pump_ = std::thread([&] {
-    while (pumping_) {
-      server_->run_for(std::chrono::milliseconds(5));
-      held.reply_to_held();
-    }
-  });
+  start_pumped_server(std::chrono::milliseconds(5), &held, [&held] { held.reply_to_held(); });
   constexpr int kActors = 3;
   constexpr uint64_t kRoundTrips = 300;
   std::vector<std::thread> actors;
