@@ -1,5 +1,5 @@
 // R2D2 on a memory task, recurrent against feed-forward, in-process (no
-// sockets: tests/engine/r2d2_local_run.h): CartPoleNoVelocity-v1 shows only
+// sockets: tests/engine/r2d2/r2d2_local_run.h): CartPoleNoVelocity-v1 shows only
 // [x, theta], so the velocities must be inferred from past observations.
 //
 //   r2d2_memory_bench [FRAMES] [ENV_ID]     defaults: 100000 CartPoleNoVelocity-v1
@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "tests/engine/r2d2_local_run.h"
+#include "tests/engine/r2d2/r2d2_local_run.h"
 
 int main(int argc, char** argv) {
   using namespace moonseed::engine;

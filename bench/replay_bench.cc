@@ -1,4 +1,4 @@
-// What R2D2's prioritized sequence replay (engine/sequence_replay.h) costs the
+// What R2D2's prioritized sequence replay (engine/replay/sequence_replay.h) costs the
 // learner, against the learner's training step measured in the same run (the
 // baseline). Sequences of L = 120 steps (burn-in 40 + trace 80), period 40,
 // batch 64, two observation layouts:
@@ -41,11 +41,11 @@
 
 #include <torch/torch.h>
 
-#include "engine/config.h"
-#include "engine/optimizer.h"
-#include "engine/r2d2.h"
-#include "engine/sequence_replay.h"
-#include "engine/sum_tree.h"
+#include "engine/config/experiment_config.h"
+#include "engine/learner/optimizer.h"
+#include "engine/r2d2/r2d2.h"
+#include "engine/replay/sequence_replay.h"
+#include "engine/runtime/sum_tree.h"
 #include "envs/spec.h"
 #include "models/q_net.h"
 

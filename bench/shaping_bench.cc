@@ -76,21 +76,21 @@ class Group {
       if (ended_[k]) {
         env.reset(std::nullopt, obs_at(i));
         rewards_[k] = 0.f;
-        flags_[k] = rpc::kFirst;
+        flags_[k] = envs::kFirst;
         ended_[k] = 0;
         continue;
       }
       const int32_t action = static_cast<int32_t>((t + static_cast<uint64_t>(i)) & 1);
       envs::StepResult r = env.step(reinterpret_cast<const uint8_t*>(&action), obs_at(i));
       rewards_[k] = r.reward;
-      flags_[k] = static_cast<uint8_t>((r.terminated ? rpc::kTerminated : 0) | (r.truncated ? rpc::kTruncated : 0));
+      flags_[k] = static_cast<uint8_t>((r.terminated ? envs::kTerminated : 0) | (r.truncated ? envs::kTruncated : 0));
       ended_[k] = r.terminated || r.truncated;
     }
     if (!shaper_) return;
     for (int i = 0; i < n_; ++i) {
       const auto k = static_cast<size_t>(i);
-      terminated_[k] = (flags_[k] & rpc::kTerminated) ? 1 : 0;
-      truncated_[k] = (flags_[k] & rpc::kTruncated) ? 1 : 0;
+      terminated_[k] = (flags_[k] & envs::kTerminated) ? 1 : 0;
+      truncated_[k] = (flags_[k] & envs::kTruncated) ? 1 : 0;
     }
     const std::string error =
         shaper_->shape(0, n_, rewards_.data(), obs_.data(), terminated_.data(), truncated_.data());

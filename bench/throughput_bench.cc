@@ -13,10 +13,10 @@
 
 #include <torch/torch.h>
 
-#include "engine/config.h"
-#include "engine/optimizer.h"
-#include "engine/unroll_batch.h"
-#include "engine/vtrace_loss.h"
+#include "engine/config/experiment_config.h"
+#include "engine/learner/optimizer.h"
+#include "engine/learner/unroll_batch.h"
+#include "engine/vtrace/vtrace_loss.h"
 #include "envs/env.h"
 #include "models/policy_net.h"
 #include "scripts/experiment_loader.h"

@@ -34,8 +34,8 @@
 #include "rpc/client.h"
 #include "rpc/codec.h"
 #include "rpc/server.h"
-#include "engine/clock.h"
-#include "engine/inference_batcher.h"
+#include "engine/runtime/clock.h"
+#include "engine/runtime/inference_batcher.h"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "engine/actor_config.h"
-#include "envs/actor/actor_loop.h"
+#include "engine/config/actor_config.h"
+#include "actor/actor_loop.h"
 #include "rpc/messages.h"
 #include "scripts/reward_shaper.h"
 
@@ -45,8 +45,8 @@ class LuaRewardShaping final : public envs::GroupHook {
     f.terminated.resize(count);  // same count every step: no allocation after the first
     f.truncated.resize(count);
     for (uint32_t i = 0; i < count; ++i) {
-      f.terminated[i] = (flags[i] & rpc::kTerminated) ? 1 : 0;
-      f.truncated[i] = (flags[i] & rpc::kTruncated) ? 1 : 0;
+      f.terminated[i] = (flags[i] & envs::kTerminated) ? 1 : 0;
+      f.truncated[i] = (flags[i] & envs::kTruncated) ? 1 : 0;
     }
     return shaper_->shape(static_cast<int>(group), static_cast<int>(count), rewards, observations,
                           f.terminated.data(), f.truncated.data());

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <iostream>
 
-#include "scripts/config_diff.h"
+#include "base/text.h"
+#include "engine/config/diff.h"
 #include "scripts/experiment_loader.h"
 
 namespace moonseed::cli {
@@ -11,7 +12,7 @@ namespace {
 
 std::string json_list(const std::vector<std::string>& items) {
   std::string list = "[";
-  for (size_t k = 0; k < items.size(); ++k) list += (k ? ", " : "") + engine::json_quote(items[k]);
+  for (size_t k = 0; k < items.size(); ++k) list += (k ? ", " : "") + base::json_quote(items[k]);
   return list + "]";
 }
 
@@ -72,14 +73,14 @@ HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elaps
     out.message = std::string("reload failed") + by + ", nothing changed:\n" + e.what();
     progress.finish();
     std::cerr << "moonseed: " << out.message << "\n";
-    out.json = "{\"event\": \"reload_failed\", \"origin\": " + engine::json_quote(origin) +
-               ", \"error\": " + engine::json_quote(e.what()) + "}";
+    out.json = "{\"event\": \"reload_failed\", \"origin\": " + base::json_quote(origin) +
+               ", \"error\": " + base::json_quote(e.what()) + "}";
     row.add("event", "reload_failed").add("origin", origin).add("error", e.what());
     record(row);
     return out;
   }
   const engine::ExperimentConfig& loaded = reloaded.config;
-  const scripts::ConfigDiff diff = scripts::diff_configs(cfg, loaded);
+  const engine::ConfigDiff diff = engine::diff_configs(cfg, loaded);
   if (diff.empty()) {
     // Saved without a change that matters; an extra override that equals the
     // running value is kept all the same.
@@ -91,8 +92,8 @@ HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elaps
   const std::vector<std::string> refused = diff.refused();
   if (!refused.empty()) {
     std::string fields;
-    for (const scripts::FieldChange& c : diff.changes) {
-      if (c.reload != scripts::ReloadClass::kRestart) continue;
+    for (const engine::FieldChange& c : diff.changes) {
+      if (c.reload != engine::ReloadClass::kRestart) continue;
       fields += (fields.empty() ? "" : ", ") + c.path + " (" + c.before + " -> " + c.after + ")";
     }
     out.kind = Outcome::Kind::kRefused;
@@ -102,7 +103,7 @@ HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elaps
                   (refused.size() > 1 ? "them" : "it") + ".";
     progress.finish();
     std::cerr << "moonseed: " << out.message << "\n";
-    out.json = "{\"event\": \"reload_refused\", \"origin\": " + engine::json_quote(origin) +
+    out.json = "{\"event\": \"reload_refused\", \"origin\": " + base::json_quote(origin) +
                ", \"fields\": " + json_list(refused) + ", \"changes\": " + diff.to_json() + "}";
     row.add("event", "reload_refused").add("origin", origin).add_json("fields", json_list(refused))
         .add_json("changes", diff.to_json());
@@ -124,7 +125,7 @@ HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elaps
   out.message = "reload #" + std::to_string(version_) + " applied" + by + ": " + diff.summary();
   progress.finish();
   std::cerr << "moonseed: " << out.message << "\n";
-  out.json = "{\"event\": \"reload\", \"origin\": " + engine::json_quote(origin) +
+  out.json = "{\"event\": \"reload\", \"origin\": " + base::json_quote(origin) +
              ", \"config_version\": " + std::to_string(version_) + ", \"changes\": " + diff.to_json() + "}";
   row.add("event", "reload").add("origin", origin).add("config_version", static_cast<double>(version_))
       .add_json("changes", diff.to_json());

@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "cli/progress.h"
-#include "engine/config.h"
-#include "engine/learner.h"
-#include "engine/metrics_log.h"
-#include "engine/run_directory.h"
+#include "engine/config/experiment_config.h"
+#include "engine/learner/learner.h"
+#include "engine/run/metrics_log.h"
+#include "engine/run/run_directory.h"
 #include "scripts/experiment_loader.h"
 #include "scripts/source_watcher.h"
 

@@ -1,7 +1,7 @@
 // `moonseed log info|ls|cat|verify|merge PATH...`: experience logs from the
 // command line (docs/experience-log.md is the user guide,
 // docs/experience-log-format.md the bytes). The reading itself is
-// engine/explog_reader.h; this file turns its records into text.
+// explog/reader.h; this file turns its records into text.
 //
 // PATH is a run directory (its log is RUN_DIR/experience/), a log directory
 // or one segment file. Exit codes: 0 success; 1 the log has a problem (verify
@@ -23,16 +23,17 @@
 #include <tuple>
 #include <vector>
 
+#include "base/text.h"
 #include "cli/commands.h"
 #include "cli/log_text.h"
-#include "engine/explog_episodes.h"
-#include "engine/explog_reader.h"
-#include "engine/explog_writer.h"
+#include "explog/episodes.h"
+#include "explog/reader.h"
+#include "explog/writer.h"
 
 namespace moonseed::cli {
 namespace {
 
-namespace ex = engine::explog;
+namespace ex = explog;
 namespace fs = std::filesystem;
 
 const char* kLogUsage =
@@ -184,12 +185,6 @@ const char* yes_no(bool b) { return b ? "true" : "false"; }
 
 std::string base_name(const std::string& path) { return fs::path(path).filename().string(); }
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 // ---- reading ----
 
 // Where the log of `path` is: RUN_DIR/experience when there is one, else `path` itself.
@@ -279,7 +274,7 @@ std::string info_json(const ex::LogReader& reader, const LogSummary& sum) {
   for (size_t i = 0; i < schema.columns.size(); ++i) {
     const ex::ColumnSpec& c = schema.columns[i];
     out += std::string(i ? "," : "") + "{\"name\":" + json_string(c.name) + ",\"dtype\":\"" +
-           ex::dtype_name(c.dtype) + "\",\"shape\":" + shape_text(c.shape) + ",\"filter\":\"" +
+           ex::dtype_name(c.dtype) + "\",\"shape\":" + base::shape_text(c.shape, ",") + ",\"filter\":\"" +
            ex::filter_name(c.filter) + "\"}";
   }
   out += "],\"segments\":[";
@@ -327,7 +322,7 @@ std::string info_text(const ex::LogReader& reader, const LogSummary& sum) {
   add("spec", schema.spec);
   add("columns", std::to_string(schema.columns.size()));
   for (const ex::ColumnSpec& c : schema.columns) {
-    const std::string shape = c.shape.empty() ? "" : shape_text(c.shape);
+    const std::string shape = c.shape.empty() ? "" : base::shape_text(c.shape, ",");
     const std::string filter =
         c.filter == ex::ColumnFilter::kNone ? "" : std::string("  stored ") + ex::filter_name(c.filter);
     std::snprintf(line, sizeof line, "  %-20s %s%s%s\n", c.name.c_str(), ex::dtype_name(c.dtype),
@@ -530,7 +525,7 @@ std::string first_difference(const ex::LogSchema& a, const ex::LogSchema& b) {
       return which + x.name + " has dtype " + ex::dtype_name(x.dtype) + " vs " + ex::dtype_name(y.dtype);
     }
     if (x.shape != y.shape)
-      return which + x.name + " has shape " + shape_text(x.shape) + " vs " + shape_text(y.shape);
+      return which + x.name + " has shape " + base::shape_text(x.shape, ",") + " vs " + base::shape_text(y.shape, ",");
   }
   if (a.columns.size() != b.columns.size()) {
     return std::to_string(a.columns.size()) + " columns vs " + std::to_string(b.columns.size());

@@ -12,7 +12,7 @@
 namespace moonseed::cli {
 namespace {
 
-namespace ex = engine::explog;
+namespace ex = explog;
 
 // Reads `count` digits of `text` at `pos`, advancing it; -1 when they are not all digits.
 int read_digits(const std::string& text, size_t& pos, size_t count) {

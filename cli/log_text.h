@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/explog_format.h"
+#include "explog/format.h"
 
 namespace moonseed::cli {
 
@@ -39,6 +39,6 @@ std::string shortest_text(double v);
 // Appends one step's values of `column` (column.step_bytes() bytes at `data`)
 // as JSON: a number for a scalar column, nested arrays of the per-step shape
 // otherwise. Integers are exact.
-void append_step_json(std::string& out, const engine::explog::ColumnSpec& column, const uint8_t* data);
+void append_step_json(std::string& out, const explog::ColumnSpec& column, const uint8_t* data);
 
 }  // namespace moonseed::cli

@@ -1,5 +1,6 @@
 // The console's view of Lua values: pretty printing and name completion
 // (declared in cli/lua_repl.h, whose header comment describes both).
+#include "base/text.h"
 #include "cli/lua_repl.h"
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "scripts/config_values.h"
+#include "engine/config/values.h"
 
 namespace moonseed::cli {
 namespace {
@@ -59,7 +60,7 @@ class PrettyPrinter {
       case LUA_TSTRING: {
         size_t length = 0;
         const char* s = lua_tolstring(L_, index, &length);
-        return scripts::lua_quote(std::string(s, length));
+        return base::lua_quote(std::string(s, length));
       }
       case LUA_TTABLE: return table(index, depth, indent);
       default: return lua_tostring_of(L_, index);
@@ -81,7 +82,7 @@ class PrettyPrinter {
       const char* s = lua_tolstring(L_, index, &length);
       const std::string name(s, length);
       if (is_identifier(name)) return name;
-      return "[" + scripts::lua_quote(std::string(s, length)) + "]";
+      return "[" + base::lua_quote(std::string(s, length)) + "]";
     }
     return "[" + (lua_type(L_, index) == LUA_TBOOLEAN ? std::string(lua_toboolean(L_, index) ? "true" : "false")
                                                      : lua_tostring_of(L_, index)) +

@@ -1,16 +1,27 @@
 // The live progress line of `moonseed run`: rewritten in place on a terminal,
-// one line per tick otherwise (logs, CI).
+// one line per tick otherwise (logs, CI). While it exists it is the log sink
+// (base/log.h): a message from any thread first ends an in-place line, so it
+// never lands in the middle of one.
+//
+// Thread-safety: update/finish/set_enabled from the control thread; log
+// lines from any thread.
 #pragma once
 
+#include <mutex>
 #include <string>
 
-#include "engine/learner.h"
+#include "base/log.h"
+
+#include "engine/learner/learner.h"
 
 namespace moonseed::cli {
 
 class Progress {
  public:
   explicit Progress(bool enabled);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
   void update(double elapsed_s, const engine::LearnerStats& s, double fps, int actors_expected);
   // Ends an in-place line so later output starts on a fresh line.
   void finish();
@@ -18,8 +29,10 @@ class Progress {
 
  private:
   bool enabled_;
-  bool tty_;
-  bool open_line_ = false;
+  const bool tty_;
+  std::mutex mu_;            // orders the progress line and log lines on stderr
+  bool open_line_ = false;   // GUARDED_BY(mu_): an in-place line is on screen
+  base::LogSink previous_sink_;
 };
 
 // 1234567 -> "1.23M", 0.5 -> "0.5", NaN -> "-".

@@ -5,12 +5,13 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "engine/metrics_log.h"
-#include "engine/schedule.h"
-#include "scripts/config_diff.h"
-#include "scripts/config_schedules.h"
-#include "scripts/config_schema.h"
-#include "scripts/config_values.h"
+#include "base/text.h"
+#include "engine/config/schedule_text.h"
+#include "engine/config/schedule.h"
+#include "engine/config/diff.h"
+#include "scripts/lua_schedules.h"
+#include "engine/config/schema.h"
+#include "engine/config/values.h"
 
 namespace moonseed::cli {
 namespace {
@@ -19,7 +20,7 @@ const char* kCommands =
     "help | status | get [FIELD] | set FIELD VALUE | reload | pause | resume | checkpoint | "
     "evaluate [N] [greedy|sample] | stop";
 
-std::string number(double v) { return std::isfinite(v) ? scripts::format_number(v) : "null"; }
+std::string number(double v) { return std::isfinite(v) ? engine::format_number(v) : "null"; }
 
 std::string trimmed(const std::string& s) {
   const size_t a = s.find_first_not_of(" \t");
@@ -29,11 +30,11 @@ std::string trimmed(const std::string& s) {
 }
 
 // A field's value as JSON; a scheduled field as its description.
-std::string field_json(const scripts::FieldSchema& field, const engine::ExperimentConfig& cfg) {
+std::string field_json(const engine::FieldSchema& field, const engine::ExperimentConfig& cfg) {
   if (const engine::Schedule* s = engine::find_schedule(cfg, field.path)) {
-    return engine::json_quote(scripts::schedule_text(*s));
+    return base::json_quote(engine::schedule_text(*s));
   }
-  return scripts::json_value(field.get(cfg));
+  return engine::json_value(field.get(cfg));
 }
 
 }  // namespace
@@ -41,7 +42,7 @@ std::string field_json(const scripts::FieldSchema& field, const engine::Experime
 std::string control_ok(const std::string& result_json) { return "{\"ok\": true, \"result\": " + result_json + "}"; }
 
 std::string control_error(const std::string& message) {
-  return "{\"ok\": false, \"error\": " + engine::json_quote(message) + "}";
+  return "{\"ok\": false, \"error\": " + base::json_quote(message) + "}";
 }
 
 std::string RunControl::handle(const std::string& request) {
@@ -57,7 +58,7 @@ std::string RunControl::handle(const std::string& request) {
 }
 
 std::string RunControl::dispatch(const std::string& command, const std::string& args) {
-  if (command == "help" || command.empty()) return control_ok(engine::json_quote(kCommands));
+  if (command == "help" || command.empty()) return control_ok(base::json_quote(kCommands));
   if (command == "status") return control_ok(status());
   if (command == "get") return control_ok(get(args));
   if (command == "set") {
@@ -86,8 +87,8 @@ std::string RunControl::dispatch(const std::string& command, const std::string& 
 std::string RunControl::status() {
   const engine::LearnerStats s = c_.learner.stats();
   std::ostringstream o;
-  o << "{\"run_dir\": " << engine::json_quote(c_.dir.path()) << ", \"name\": " << engine::json_quote(c_.cfg.name)
-    << ", \"env\": " << engine::json_quote(c_.cfg.env.id) << ", \"elapsed_s\": " << number(c_.elapsed_s())
+  o << "{\"run_dir\": " << base::json_quote(c_.dir.path()) << ", \"name\": " << base::json_quote(c_.cfg.name)
+    << ", \"env\": " << base::json_quote(c_.cfg.env.id) << ", \"elapsed_s\": " << number(c_.elapsed_s())
     << ", \"frames\": " << s.frames << ", \"episodes\": " << s.episodes
     << ", \"return_mean\": " << number(s.return_mean) << ", \"optimizer_steps\": " << s.optimizer_steps
     << ", \"learning_rate\": " << number(s.learning_rate) << ", \"entropy_cost\": " << number(s.entropy_cost)
@@ -100,14 +101,14 @@ std::string RunControl::status() {
 std::string RunControl::get(const std::string& path) {
   if (path.empty()) {
     std::string out = "{";
-    for (const scripts::FieldSchema& f : scripts::config_schema()) {
-      out += (out.size() > 1 ? ", " : "") + engine::json_quote(f.path) + ": " + field_json(f, c_.cfg);
+    for (const engine::FieldSchema& f : engine::config_schema()) {
+      out += (out.size() > 1 ? ", " : "") + base::json_quote(f.path) + ": " + field_json(f, c_.cfg);
     }
     return out + "}";
   }
-  const scripts::FieldSchema* field = scripts::find_field(path);
+  const engine::FieldSchema* field = engine::find_field(path);
   if (field == nullptr) {
-    const std::string close = scripts::did_you_mean(path);
+    const std::string close = engine::did_you_mean(path);
     throw std::invalid_argument("unknown field " + path + (close.empty() ? "" : "; did you mean '" + close + "'?"));
   }
   return field_json(*field, c_.cfg);
@@ -118,7 +119,7 @@ std::string RunControl::checkpoint() {
   const std::string path = c_.dir.checkpoint_path(s.optimizer_steps);
   c_.learner.save_checkpoint(path, c_.elapsed_s());
   c_.dir.prune_checkpoints(c_.cfg.checkpoint.keep);
-  return engine::json_quote(path);
+  return base::json_quote(path);
 }
 
 std::string RunControl::evaluate(const std::string& args) {

@@ -22,9 +22,9 @@
 
 #include "cli/hot_reload.h"
 #include "cli/progress.h"
-#include "engine/config.h"
-#include "engine/learner.h"
-#include "engine/run_directory.h"
+#include "engine/config/experiment_config.h"
+#include "engine/learner/learner.h"
+#include "engine/run/run_directory.h"
 
 namespace moonseed::cli {
 

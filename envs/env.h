@@ -14,6 +14,14 @@
 
 namespace moonseed::envs {
 
+// What an actor reports with each observation (one byte per env on the wire,
+// rpc::StepBatch::flags; the learner's unrolls keep the same bits).
+enum StepFlag : uint8_t {
+  kFirst = 1,       // the observation is the first of an episode (its reward is 0)
+  kTerminated = 2,  // the previous action ended the episode in a terminal state
+  kTruncated = 4,   // the previous action hit the time limit
+};
+
 struct StepResult {
   float reward = 0.f;
   bool terminated = false;  // a terminal state of the MDP: no bootstrap

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text.h"
 #include "envs/classic/acrobot.h"
 #include "envs/classic/cartpole.h"
 #include "envs/classic/cartpole_no_velocity.h"
@@ -140,12 +141,6 @@ const std::vector<BuiltinEnv>& builtin_envs() {
   return table;
 }
 
-std::string join(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
-
 }  // namespace
 
 std::unique_ptr<Env> make_env(const std::string& id, const EnvOptions& options) {
@@ -154,14 +149,14 @@ std::unique_ptr<Env> make_env(const std::string& id, const EnvOptions& options) 
                                   [&](const BuiltinEnv& e) { return e.id == id; });
   if (entry == table.end()) {
     throw std::invalid_argument("make_env: unknown env id \"" + id +
-                                "\"; known ids: " + join(env_ids()));
+                                "\"; known ids: " + base::join(env_ids()));
   }
   std::map<std::string, double> values;
   for (const auto& [name, value] : options) {
     const auto& accepted = entry->option_names;
     if (std::find(accepted.begin(), accepted.end(), name) == accepted.end()) {
       throw std::invalid_argument("make_env(\"" + id + "\"): unknown option \"" + name +
-                                  "\"; accepted options: " + join(accepted));
+                                  "\"; accepted options: " + base::join(accepted));
     }
     if (!values.emplace(name, value).second) {
       throw std::invalid_argument("make_env(\"" + id + "\"): option \"" + name +

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "base/text.h"
+
 namespace moonseed::envs {
 namespace {
 
@@ -23,12 +25,7 @@ const char* dtype_name(DType dtype) {
 
 std::string describe_space(const Space& space) {
   if (space.kind == SpaceKind::kDiscrete) return "discrete(" + std::to_string(space.n) + ")";
-  std::string text = std::string("box ") + dtype_name(space.dtype) + "[";
-  for (size_t i = 0; i < space.shape.size(); ++i) {
-    if (i > 0) text += ",";
-    text += std::to_string(space.shape[i]);
-  }
-  return text + "]";
+  return std::string("box ") + dtype_name(space.dtype) + base::shape_text(space.shape, ",");
 }
 
 }  // namespace

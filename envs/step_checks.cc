@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/check.h"
+
 namespace moonseed::envs {
 
 void require_running(const char* id, bool ever_reset, bool running, int64_t elapsed_steps) {
@@ -17,10 +19,7 @@ void require_running(const char* id, bool ever_reset, bool running, int64_t elap
 int32_t discrete_action(const char* id, const void* action, int32_t n) {
   int32_t index = 0;
   std::memcpy(&index, action, sizeof(index));
-  if (index < 0 || index >= n) {
-    throw std::invalid_argument(std::string(id) + " step: action " + std::to_string(index) +
-                                " is outside [0, " + std::to_string(n) + ")");
-  }
+  base::require_index(index, n, std::string(id) + " step: action");
   return index;
 }
 

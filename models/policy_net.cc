@@ -28,7 +28,7 @@ void init_linear(torch::nn::Linear& layer, double gain) {
 
 }  // namespace
 
-PolicyNetImpl::PolicyNetImpl(const engine::ModelConfig& config, const envs::EnvSpec& spec) {
+PolicyNetImpl::PolicyNetImpl(const ModelSpec& config, const envs::EnvSpec& spec) {
   if (spec.observation.kind != envs::SpaceKind::kBox || spec.observation.shape.empty()) {
     throw std::invalid_argument("PolicyNet: the observation must be a box with a shape, got " +
                                 std::string(spec.observation.kind == envs::SpaceKind::kBox
@@ -71,7 +71,7 @@ PolicyNetImpl::PolicyNetImpl(const engine::ModelConfig& config, const envs::EnvS
   build_heads(config);
 }
 
-void PolicyNetImpl::build_declared(const engine::ModelConfig& config, const envs::EnvSpec& spec) {
+void PolicyNetImpl::build_declared(const ModelSpec& config, const envs::EnvSpec& spec) {
   std::vector<LayerSpec> layers;
   try {
     layers = model_layers(config);
@@ -96,7 +96,7 @@ void PolicyNetImpl::build_declared(const engine::ModelConfig& config, const envs
   build_heads(config);
 }
 
-void PolicyNetImpl::build_heads(const engine::ModelConfig& config) {
+void PolicyNetImpl::build_heads(const ModelSpec& config) {
   policy_head_ = register_module("policy_head", torch::nn::Linear(torso_out_, action_size_));
   value_head_ = register_module("value_head", torch::nn::Linear(torso_out_, 1));
   init_linear(policy_head_, 0.01);
@@ -106,7 +106,7 @@ void PolicyNetImpl::build_heads(const engine::ModelConfig& config) {
   }
 }
 
-torch::nn::Sequential PolicyNetImpl::make_torso(const engine::ModelConfig& config,
+torch::nn::Sequential PolicyNetImpl::make_torso(const ModelSpec& config,
                                                 const char* name) {
   torch::nn::Sequential torso;
   int64_t in = obs_size_;

@@ -1,5 +1,5 @@
 // The actor-critic network the learner trains with V-trace, built from
-// engine::ModelConfig and shaped by the env's spec.
+// ModelSpec and shaped by the env's spec.
 //
 //   obs [N, obs...] --(uint8 scaled by 1/255)--> torso(s) --> policy head
 //                                                          \-> value head
@@ -32,8 +32,8 @@
 
 #include <torch/torch.h>
 
-#include "engine/config.h"
 #include "envs/spec.h"
+#include "models/model_spec.h"
 #include "models/torso.h"
 
 namespace moonseed::models {
@@ -46,7 +46,7 @@ struct PolicyOutput {
 
 class PolicyNetImpl : public torch::nn::Module {
  public:
-  PolicyNetImpl(const engine::ModelConfig& config, const envs::EnvSpec& spec);
+  PolicyNetImpl(const ModelSpec& config, const envs::EnvSpec& spec);
 
   // obs: [N, obs shape...] in the observation space's dtype (float32 or uint8),
   // on the module's device.
@@ -59,9 +59,9 @@ class PolicyNetImpl : public torch::nn::Module {
   int64_t observation_size() const { return obs_size_; }
 
  private:
-  torch::nn::Sequential make_torso(const engine::ModelConfig& config, const char* name);
-  void build_declared(const engine::ModelConfig& config, const envs::EnvSpec& spec);
-  void build_heads(const engine::ModelConfig& config);
+  torch::nn::Sequential make_torso(const ModelSpec& config, const char* name);
+  void build_declared(const ModelSpec& config, const envs::EnvSpec& spec);
+  void build_heads(const ModelSpec& config);
 
   bool discrete_ = true;
   bool uint8_obs_ = false;

@@ -7,16 +7,12 @@
 #include <string>
 #include <tuple>
 
+#include "base/text.h"
+
 namespace moonseed::models {
 namespace {
 
-std::string dims_text(torch::IntArrayRef dims) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < dims.size(); ++i) os << (i ? ", " : "") << dims[i];
-  os << "]";
-  return os.str();
-}
+std::string dims_text(torch::IntArrayRef dims) { return base::shape_text(dims.vec()); }
 
 enum class Element { kInt64, kFloating };
 
@@ -97,14 +93,11 @@ QNetSpec r2d2_atari_spec() {
   return spec;
 }
 
-QNetSpec qnet_spec(const engine::ModelConfig& model, const engine::R2d2Config& r2d2) {
+QNetSpec qnet_spec(const ModelSpec& model) {
   const RecurrentSplit split = split_recurrent(model_layers(model));
   QNetSpec spec;
   spec.torso = split.torso;
   spec.lstm = split.lstm_size;
-  spec.head_hidden = r2d2.head_hidden;
-  spec.dueling = r2d2.dueling;
-  spec.prev_action_reward = r2d2.prev_action_reward;
   return spec;
 }
 

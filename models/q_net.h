@@ -4,7 +4,7 @@
 //                                            (when prev_action_reward)
 //   dueling heads: Q(x, a) = V(x) + A(x, a) - mean_a' A(x, a')
 //
-// Q values are in h-space (engine/r2d2.h): the network learns h(y) targets.
+// Q values are in h-space (engine/r2d2/r2d2.h): the network learns h(y) targets.
 // Each dueling stream is linear -> relu -> linear with head_hidden units, or
 // one linear layer when head_hidden is 0; a plain (non-dueling) head is the
 // same with A outputs. Without an LSTM (lstm = 0) the network is feed-forward
@@ -41,8 +41,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/config.h"
 #include "envs/spec.h"
+#include "models/model_spec.h"
 #include "models/torso.h"
 
 namespace moonseed::models {
@@ -59,11 +59,11 @@ struct QNetSpec {
 // dueling streams of 512.
 QNetSpec r2d2_atari_spec();
 
-// The QNet an experiment declares: the model's layers (an mlp, a preset or the
-// declared list), whose final lstm(n), if any, becomes the core; the heads
-// from the r2d2 section. Throws std::invalid_argument for an lstm that is not
+// The QNet a model spec declares: its layers (an mlp, a preset or the
+// declared list), whose final lstm(n), if any, becomes the core; the heads as
+// QNetSpec's defaults (engine/r2d2 sets them from the r2d2 section). Throws std::invalid_argument for an lstm that is not
 // last or an unknown kind (models/torso.h split_recurrent, model_layers).
-QNetSpec qnet_spec(const engine::ModelConfig& model, const engine::R2d2Config& r2d2);
+QNetSpec qnet_spec(const ModelSpec& model);
 
 class QNetImpl;
 // Declared ahead of QNetImpl, whose clone_net() returns one.

@@ -97,7 +97,7 @@ RecurrentSplit split_recurrent(const std::vector<LayerSpec>& layers) {
   return split;
 }
 
-std::vector<LayerSpec> model_layers(const engine::ModelConfig& config) {
+std::vector<LayerSpec> model_layers(const ModelSpec& config) {
   if (config.kind == "layers") return config.layers;
   if (config.kind != "mlp") return preset_layers(config.kind);
   if (config.activation != "tanh" && config.activation != "relu") {

@@ -32,12 +32,11 @@
 
 #include <torch/torch.h>
 
-#include "engine/config.h"
+#include "models/model_spec.h"
 
 namespace moonseed::models {
 
-// The declared layer (engine/config.h), as the models room calls it.
-using LayerSpec = engine::LayerConfig;
+// The declared layer (engine/config/experiment_config.h), as the models room calls it.
 
 // The layer kinds a model declares: the torso's, plus "lstm", the recurrent
 // core, which only a recurrent model takes and only as its last layer.
@@ -55,7 +54,7 @@ RecurrentSplit split_recurrent(const std::vector<LayerSpec>& layers);
 // The layers a model config declares: an "mlp" expands to linear and
 // activation pairs, a preset to its list, "layers" is taken as written.
 // Throws std::invalid_argument for an unknown kind.
-std::vector<LayerSpec> model_layers(const engine::ModelConfig& config);
+std::vector<LayerSpec> model_layers(const ModelSpec& config);
 
 // "nature_cnn" (Mnih et al. 2015: conv 32x8/4, 64x4/2, 64x3/1, linear 512) or
 // "impala_resnet" (Espeholt et al. 2018: blocks of 16, 32, 32 channels, linear 256).

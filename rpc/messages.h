@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "envs/env.h"
 #include "envs/spec.h"
 
 namespace moonseed::rpc {
@@ -43,13 +44,6 @@ struct Welcome {
   std::string payload;       // the config of `config_version`, as ConfigUpdate::payload
 };
 
-// Per-env flags in StepBatch::flags.
-enum StepFlag : uint8_t {
-  kFirst = 1,       // obs is the first of an episode (reward is 0)
-  kTerminated = 2,  // the previous action ended the episode in a terminal state
-  kTruncated = 4,   // the previous action hit the time limit
-};
-
 // Observations of `count` consecutive envs of one actor, [env_begin, env_begin+count).
 // When an episode ends, the final observation is sent with kTerminated or
 // kTruncated; the learner's action for it is ignored and the next message
@@ -62,7 +56,7 @@ struct StepBatch {
   uint64_t config_version = 0;
   std::vector<uint8_t> observations;  // count * observation.byte_size(), env-major
   std::vector<float> rewards;         // count, reward of the previous action
-  std::vector<uint8_t> flags;         // count, StepFlag bits
+  std::vector<uint8_t> flags;         // count, envs::StepFlag bits
 };
 
 // Actions for the envs of the StepBatch with the same `seq`.

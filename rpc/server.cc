@@ -18,6 +18,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "base/log.h"
 #include "rpc/session.h"
 #include "rpc/unix_socket.h"
 
@@ -112,7 +113,7 @@ class Server::Impl final : public detail::SessionHost {
       resume_deferred_reads();
       io_.run_one_for(max_wait);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "moonseed rpc: io pump caught: %s\n", e.what());
+      base::log(base::Severity::kError, "rpc", std::string("io pump caught: ") + e.what());
     }
   }
 
@@ -135,7 +136,7 @@ class Server::Impl final : public detail::SessionHost {
           resume_deferred_reads();
           io_.run_one_for(std::chrono::milliseconds(20));
         } catch (const std::exception& e) {
-          std::fprintf(stderr, "moonseed rpc: io caught: %s\n", e.what());
+          base::log(base::Severity::kError, "rpc", std::string("io caught: ") + e.what());
         }
       }
       std::lock_guard<std::mutex> one_runner(run_mu_);
@@ -161,7 +162,7 @@ class Server::Impl final : public detail::SessionHost {
         io_.run();
         return;
       } catch (const std::exception& e) {
-        std::fprintf(stderr, "moonseed rpc: io thread caught: %s\n", e.what());
+        base::log(base::Severity::kError, "rpc", std::string("io thread caught: ") + e.what());
       }
     }
   }
@@ -224,8 +225,7 @@ class Server::Impl final : public detail::SessionHost {
             std::string peer = unix_peer(path, socket.native_handle());
             adopt(detail::Session::Socket(std::move(socket)), std::move(peer));
           } else {
-            std::fprintf(stderr, "moonseed rpc: accept on unix:%s failed: %s\n", path.c_str(),
-                         error.message().c_str());
+            base::log(base::Severity::kWarning, "rpc", "accept on unix:" + path + " failed: " + error.message());
           }
           accept_unix(acceptor, path);
         });
@@ -242,8 +242,7 @@ class Server::Impl final : public detail::SessionHost {
             std::string peer = tcp_peer(socket);
             adopt(detail::Session::Socket(std::move(socket)), std::move(peer));
           } else {
-            std::fprintf(stderr, "moonseed rpc: accept on tcp failed: %s\n",
-                         error.message().c_str());
+            base::log(base::Severity::kWarning, "rpc", "accept on tcp failed: " + error.message());
           }
           accept_tcp(acceptor);
         });

@@ -7,6 +7,8 @@
 #include <exception>
 #include <utility>
 
+#include "base/log.h"
+
 namespace moonseed::rpc::detail {
 namespace {
 
@@ -22,8 +24,7 @@ struct GatherView {
 };
 
 void log_line(const std::string& peer, int32_t actor_id, const std::string& what) {
-  std::fprintf(stderr, "moonseed rpc: %s (actor %d): %s\n", peer.c_str(), actor_id,
-               what.c_str());
+  base::log(base::Severity::kWarning, "rpc", peer + " (actor " + std::to_string(actor_id) + "): " + what);
 }
 
 }  // namespace

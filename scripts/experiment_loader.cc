@@ -7,11 +7,14 @@
 #include <optional>
 #include <tuple>
 
+#include "base/text.h"
+#include "base/constants.h"
 #include "envs/env.h"
-#include "scripts/config_layers.h"
-#include "scripts/config_schedules.h"
-#include "scripts/config_schema.h"
-#include "scripts/config_values.h"
+#include "scripts/lua_layers.h"
+#include "scripts/lua_schedules.h"
+#include "engine/config/schedule_text.h"
+#include "engine/config/schema.h"
+#include "engine/config/values.h"
 #include "scripts/lua_api.h"
 #include "scripts/lua_arrays.h"
 #include "scripts/lua_state.h"
@@ -34,7 +37,7 @@ struct Place {
 
 // A value given to a field, and where it was given.
 struct Assigned {
-  FieldValue value;
+  engine::FieldValue value;
   std::string file;
   int line = 0;
   std::optional<engine::Schedule> schedule = std::nullopt;  // set when the value is a schedule's value at x = 0
@@ -49,14 +52,14 @@ std::string describe(lua_State* L, int index) {
   const int type = lua_type(L, index);
   std::string text = lua_typename(L, type);
   if (type == LUA_TNUMBER) {
-    text += " " + format_number(lua_tonumber(L, index));
+    text += " " + engine::format_number(lua_tonumber(L, index));
   } else if (type == LUA_TBOOLEAN) {
     text += lua_toboolean(L, index) ? " true" : " false";
   } else if (type == LUA_TSTRING) {
     size_t size = 0;
     const char* s = lua_tolstring(L, index, &size);
     const std::string shown(s, std::min<size_t>(size, 60));
-    text += " " + lua_quote(shown) + (size > 60 ? "..." : "");
+    text += " " + base::lua_quote(shown) + (size > 60 ? "..." : "");
   }
   return text;
 }
@@ -115,15 +118,15 @@ class ScriptReader {
     if (place.anchor) key_place = locator_.find_key(*place.anchor, key);
     const int line = key_place ? key_place->line : place.line;
 
-    if (path == kRewardShapingPath) {
+    if (path == engine::kRewardShapingPath) {
       read_reward_shaping(place.file, line);
-    } else if (const FieldSchema* field = find_field(path)) {
+    } else if (const engine::FieldSchema* field = engine::find_field(path)) {
       Place value_place{place.file, key_place ? key_place->value : std::nullopt, line};
       read_field(*field, value_place);
-    } else if (is_section(path)) {
+    } else if (engine::is_section(path)) {
       if (!lua_istable(L_, -1)) {
         issue(place.file, line, path,
-              "expected a table (section with fields " + listing(names_in(path)) + "), got " +
+              "expected a table (section with fields " + listing(engine::names_in(path)) + "), got " +
                   describe(L_, -1));
         return;
       }
@@ -135,53 +138,53 @@ class ScriptReader {
       }
       read_section(-1, path, child);
     } else {
-      const std::string suggestion = did_you_mean(path);
+      const std::string suggestion = engine::did_you_mean(path);
       issue(place.file, line, path,
             suggestion.empty()
                 ? "unknown field; " + (section.empty() ? std::string("the experiment") : section) +
-                      " has: " + listing(names_in(section))
+                      " has: " + listing(engine::names_in(section))
                 : "unknown field; did you mean '" + suggestion + "'?");
     }
   }
 
   // Value at -1.
-  void read_field(const FieldSchema& field, const Place& place) {
-    std::optional<FieldValue> value;
+  void read_field(const engine::FieldSchema& field, const Place& place) {
+    std::optional<engine::FieldValue> value;
     const int type = lua_type(L_, -1);
     if (is_schedule_value(L_, -1) ||
-        (field.type == FieldType::kNumber && (type == LUA_TTABLE || type == LUA_TFUNCTION))) {
+        (field.type == engine::FieldType::kNumber && (type == LUA_TTABLE || type == LUA_TFUNCTION))) {
       read_scheduled_field(field, place);
       return;
     }
     switch (field.type) {
-      case FieldType::kNumber:
+      case engine::FieldType::kNumber:
         if (type == LUA_TNUMBER) value = static_cast<double>(lua_tonumber(L_, -1));
         break;
-      case FieldType::kInteger:
+      case engine::FieldType::kInteger:
         if (type == LUA_TNUMBER) {
           value = integer_at(-1, field, field.path, place);
           if (!value) return;
         }
         break;
-      case FieldType::kString:
+      case engine::FieldType::kString:
         if (type == LUA_TSTRING) value = std::string(lua_tostring(L_, -1));
         break;
-      case FieldType::kBool:
+      case engine::FieldType::kBool:
         if (type == LUA_TBOOLEAN) value = static_cast<bool>(lua_toboolean(L_, -1));
         break;
-      case FieldType::kIntegerList:
+      case engine::FieldType::kIntegerList:
         if (type == LUA_TTABLE) {
           value = integer_list(field, place);
           if (!value) return;
         }
         break;
-      case FieldType::kNumberMap:
+      case engine::FieldType::kNumberMap:
         if (type == LUA_TTABLE) {
           value = number_map(field, place);
           if (!value) return;
         }
         break;
-      case FieldType::kLayerList:
+      case engine::FieldType::kLayerList:
         if (type == LUA_TTABLE) {
           LayerListRead read = read_layer_list(L_, -1, field.path);
           if (!read.layers) {
@@ -195,8 +198,8 @@ class ScriptReader {
     }
     if (!value) {
       issue(place.file, place.line, field.path,
-            std::string("expected ") + (field.type == FieldType::kInteger ? "an " : "a ") +
-                type_name(field.type) + ", got " + describe(L_, -1));
+            std::string("expected ") + (field.type == engine::FieldType::kInteger ? "an " : "a ") +
+                engine::type_name(field.type) + ", got " + describe(L_, -1));
       return;
     }
     (*values_)[field.path] = Assigned{std::move(*value), place.file, place.line};
@@ -209,19 +212,19 @@ class ScriptReader {
       return;
     }
     if (lua_type(L_, -1) != LUA_TFUNCTION) {
-      return issue(file, line, kRewardShapingPath, "expected a function (or false for none), got " + describe(L_, -1));
+      return issue(file, line, engine::kRewardShapingPath, "expected a function (or false for none), got " + describe(L_, -1));
     }
     ShapingRead read = read_shaping_function(L_, -1);
     if (!read.problem.empty()) {
       const bool own_place = !read.file.empty();
-      return issue(own_place ? read.file : file, own_place ? read.line : line, kRewardShapingPath, read.problem);
+      return issue(own_place ? read.file : file, own_place ? read.line : line, engine::kRewardShapingPath, read.problem);
     }
     reward_shaping_ = std::move(read.function);
   }
 
   // Value at -1: a schedule (config_schedules.h) given to `field`.
-  void read_scheduled_field(const FieldSchema& field, Place place) {
-    const std::string refusal = schedule_refusal(field);
+  void read_scheduled_field(const engine::FieldSchema& field, Place place) {
+    const std::string refusal = engine::schedule_refusal(field);
     if (!refusal.empty()) return issue(place.file, place.line, field.path, refusal + ", got " + describe(L_, -1));
     // A schedule built away from its key (a variable, a recipe): its helper knows the line.
     if (!place.anchor) {
@@ -237,22 +240,22 @@ class ScriptReader {
   }
 
   // A number at `index` that must be an integer; nullopt after reporting.
-  std::optional<FieldValue> integer_at(int index, const FieldSchema& field, const std::string& name,
+  std::optional<engine::FieldValue> integer_at(int index, const engine::FieldSchema& field, const std::string& name,
                                        const Place& place) {
     const double d = lua_tonumber(L_, index);
     if (d != std::floor(d)) {
       issue(place.file, place.line, name, "expected an integer, got " + describe(L_, index));
       return std::nullopt;
     }
-    if (!(std::fabs(d) <= 9007199254740992.0)) {
+    if (!(std::fabs(d) <= base::kMaxExactInteger)) {
       issue(place.file, place.line, name,
-            "expected an integer in " + range_text(field) + ", got " + format_number(d));
+            "expected an integer in " + engine::range_text(field) + ", got " + engine::format_number(d));
       return std::nullopt;
     }
-    return FieldValue(static_cast<int64_t>(d));
+    return engine::FieldValue(static_cast<int64_t>(d));
   }
 
-  std::optional<FieldValue> integer_list(const FieldSchema& field, const Place& place) {
+  std::optional<engine::FieldValue> integer_list(const engine::FieldSchema& field, const Place& place) {
     const int table = lua_gettop(L_);
     const size_t n = lua_objlen(L_, table);
     if (!is_sequence(L_, table)) {
@@ -264,7 +267,7 @@ class ScriptReader {
     for (size_t k = 1; k <= n; ++k) {
       lua_rawgeti(L_, table, static_cast<int>(k));
       const std::string name = field.path + "[" + std::to_string(k) + "]";
-      std::optional<FieldValue> element;
+      std::optional<engine::FieldValue> element;
       if (lua_type(L_, -1) == LUA_TNUMBER) {
         element = integer_at(-1, field, name, place);
       } else {
@@ -274,12 +277,12 @@ class ScriptReader {
       if (!element) return std::nullopt;
       list.push_back(std::get<int64_t>(*element));
     }
-    return FieldValue(std::move(list));
+    return engine::FieldValue(std::move(list));
   }
 
-  std::optional<FieldValue> number_map(const FieldSchema& field, const Place& place) {
+  std::optional<engine::FieldValue> number_map(const engine::FieldSchema& field, const Place& place) {
     const int table = lua_gettop(L_);
-    NumberMap map;
+    engine::NumberMap map;
     bool ok = true;
     lua_pushnil(L_);
     while (lua_next(L_, table) != 0) {
@@ -303,7 +306,7 @@ class ScriptReader {
     }
     if (!ok) return std::nullopt;
     std::sort(map.begin(), map.end());
-    return FieldValue(std::move(map));
+    return engine::FieldValue(std::move(map));
   }
 
   // The place recorded by a DSL helper (ms.origin), if the table was built by one.
@@ -338,24 +341,24 @@ void apply_override(const std::string& text, std::map<std::string, Assigned>* va
     issues->push_back(ConfigIssue{kCommandLine, 0, field, message + " (in override '" + text + "')"});
   };
   if (eq == std::string::npos || path.empty()) return fail(text, "expected FIELD=VALUE");
-  if (path == kRewardShapingPath) return fail(path, "is a Lua function: set it in the script");
+  if (path == engine::kRewardShapingPath) return fail(path, "is a Lua function: set it in the script");
   const std::string value_text = text.substr(eq + 1);
   try {
-    if (const FieldSchema* field = find_field(path)) {
-      (*values)[path] = Assigned{parse_value(*field, value_text), kCommandLine, 0};
+    if (const engine::FieldSchema* field = engine::find_field(path)) {
+      (*values)[path] = Assigned{engine::parse_value(*field, value_text), kCommandLine, 0};
       return;
     }
     // "env.options.NAME=VALUE": one entry of a map field, merged into its value.
     const size_t dot = path.rfind('.');
-    const FieldSchema* map = dot == std::string::npos ? nullptr : find_field(path.substr(0, dot));
-    if (map != nullptr && map->type == FieldType::kNumberMap) {
+    const engine::FieldSchema* map = dot == std::string::npos ? nullptr : engine::find_field(path.substr(0, dot));
+    if (map != nullptr && map->type == engine::FieldType::kNumberMap) {
       // The map's own parser checks the name and the number.
-      const FieldValue entry = parse_value(*map, path.substr(dot + 1) + "=" + value_text);
-      if (std::get<NumberMap>(entry).size() != 1) return fail(path, "expected one number, got '" + value_text + "'");
+      const engine::FieldValue entry = engine::parse_value(*map, path.substr(dot + 1) + "=" + value_text);
+      if (std::get<engine::NumberMap>(entry).size() != 1) return fail(path, "expected one number, got '" + value_text + "'");
       auto it = values->find(map->path);
-      NumberMap merged = it != values->end() ? std::get<NumberMap>(it->second.value)
-                                             : std::get<NumberMap>(map->get(engine::ExperimentConfig{}));
-      const std::pair<std::string, double>& set = std::get<NumberMap>(entry).front();
+      engine::NumberMap merged = it != values->end() ? std::get<engine::NumberMap>(it->second.value)
+                                             : std::get<engine::NumberMap>(map->get(engine::ExperimentConfig{}));
+      const std::pair<std::string, double>& set = std::get<engine::NumberMap>(entry).front();
       merged.erase(std::remove_if(merged.begin(), merged.end(),
                                   [&](const auto& e) { return e.first == set.first; }),
                    merged.end());
@@ -367,8 +370,8 @@ void apply_override(const std::string& text, std::map<std::string, Assigned>* va
   } catch (const std::invalid_argument& e) {
     return fail(path, e.what());
   }
-  if (is_section(path)) return fail(path, "is a section; set one of its fields: " + listing(names_in(path)));
-  const std::string suggestion = did_you_mean(path);
+  if (engine::is_section(path)) return fail(path, "is a section; set one of its fields: " + listing(engine::names_in(path)));
+  const std::string suggestion = engine::did_you_mean(path);
   fail(path, suggestion.empty() ? "unknown field" : "unknown field; did you mean '" + suggestion + "'?");
 }
 
@@ -416,7 +419,7 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
   const int eval_envs = config.topology.eval_envs_per_actor;
   if (eval_envs > 0 && config.algo != "r2d2") {
     report({"topology.eval_envs_per_actor"},
-           "evaluation envs are an R2D2 feature (algo = \"r2d2\"); algo is " + lua_quote(config.algo) +
+           "evaluation envs are an R2D2 feature (algo = \"r2d2\"); algo is " + base::lua_quote(config.algo) +
                " (evaluate a V-trace run from its console: run:evaluate(10))");
   } else if (eval_envs >= config.topology.envs_per_actor) {
     report({"topology.eval_envs_per_actor", "topology.envs_per_actor"},
@@ -447,9 +450,9 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
   }
   const std::vector<std::string> ids = envs::env_ids();
   if (std::find(ids.begin(), ids.end(), config.env.id) == ids.end()) {
-    const std::string close = closest_name(config.env.id, ids);
-    report({"env.id"}, "unknown environment " + lua_quote(config.env.id) +
-                           (close.empty() ? "" : "; did you mean " + lua_quote(close) + "?") +
+    const std::string close = base::closest_name(config.env.id, ids);
+    report({"env.id"}, "unknown environment " + base::lua_quote(config.env.id) +
+                           (close.empty() ? "" : "; did you mean " + base::lua_quote(close) + "?") +
                            " (known: " + listing(ids) + ")");
     return;
   }
@@ -460,14 +463,14 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
     report({"env.options", "env.id"}, e.what());
     return;
   }
-  const engine::ModelConfig& model = config.model;
+  const models::ModelSpec& model = config.model;
   if (model.kind == "layers" && model.layers.empty()) {
     report({"model.kind", "model.layers"},
            "model.kind is \"layers\" but model.layers is empty: declare them, e.g. "
            "model = ms.layers {ms.nn.linear(64), ms.nn.tanh()}");
   } else if (model.kind != "layers" && !model.layers.empty()) {
     report({"model.layers", "model.kind"},
-           "model.layers is set but model.kind is " + lua_quote(model.kind) +
+           "model.layers is set but model.kind is " + base::lua_quote(model.kind) +
                ", which ignores it: set model.kind = \"layers\" (ms.layers {...} does)");
   } else {
     const std::string problem = model_problem(config, env->spec());
@@ -545,13 +548,13 @@ std::optional<std::string> require_recipe(LuaState& lua, const std::string& name
     if (message.compare(0, not_found.size(), not_found) != 0) throw ScriptError(message);
     const std::string tried = message.substr(not_found.size());
     issues->push_back(ConfigIssue{file, line, "extends",
-                                  "recipe " + lua_quote(name) + " not found; tried:" +
+                                  "recipe " + base::lua_quote(name) + " not found; tried:" +
                                       tried.substr(0, tried.find("\nstack traceback:"))});
     return std::nullopt;
   }
   if (!lua_istable(L, -1)) {
     issues->push_back(ConfigIssue{file, line, "extends",
-                                  "recipe " + lua_quote(name) + " must return an experiment table, got " +
+                                  "recipe " + base::lua_quote(name) + " must return an experiment table, got " +
                                       describe(L, -1)});
     lua_pop(L, 1);
     return std::nullopt;
@@ -614,7 +617,7 @@ std::vector<Layer> extends_chain(LuaState& lua, ScriptReader& reader, const std:
 void read_layer(ScriptReader& reader, const Layer& layer, std::map<std::string, Assigned>* values) {
   std::map<std::string, Assigned> earlier_maps;
   for (auto it = values->begin(); it != values->end();) {
-    if (std::holds_alternative<NumberMap>(it->second.value)) {
+    if (std::holds_alternative<engine::NumberMap>(it->second.value)) {
       earlier_maps.emplace(it->first, std::move(it->second));
       it = values->erase(it);
     } else {
@@ -628,9 +631,9 @@ void read_layer(ScriptReader& reader, const Layer& layer, std::map<std::string, 
       values->emplace(field_path, std::move(earlier));
       continue;
     }
-    NumberMap* merged = std::get_if<NumberMap>(&it->second.value);
+    engine::NumberMap* merged = std::get_if<engine::NumberMap>(&it->second.value);
     if (merged == nullptr) continue;
-    for (const auto& entry : std::get<NumberMap>(earlier.value)) {
+    for (const auto& entry : std::get<engine::NumberMap>(earlier.value)) {
       const bool overridden = std::any_of(merged->begin(), merged->end(),
                                           [&](const auto& e) { return e.first == entry.first; });
       if (!overridden) merged->push_back(entry);
@@ -701,8 +704,8 @@ LoadedExperiment load_experiment_sources(const std::string& path,
   engine::ExperimentConfig config;
   if (reader.reward_shaping()) config.reward_shaping = *reader.reward_shaping();
   for (const auto& [field_path, a] : values) {
-    const FieldSchema& field = *find_field(field_path);
-    const std::string problem = check_value(field, a.value);
+    const engine::FieldSchema& field = *engine::find_field(field_path);
+    const std::string problem = engine::check_value(field, a.value);
     if (problem.empty()) {
       field.set(config, a.value);
       if (a.schedule) config.schedules.push_back(engine::ScheduledField{field_path, *a.schedule});  // sorted: map order
@@ -717,25 +720,25 @@ LoadedExperiment load_experiment_sources(const std::string& path,
 
 std::string to_lua(const engine::ExperimentConfig& config) {
   std::string out =
-      "-- Resolved configuration of experiment " + lua_quote(config.name) + ", written by moonseed.\n"
+      "-- Resolved configuration of experiment " + base::lua_quote(config.name) + ", written by moonseed.\n"
       "-- Every field is explicit; `moonseed run --resume` reads it back.\n"
       "return {\n";
-  for (const std::string& name : names_in("")) {
-    if (const FieldSchema* f = find_field(name)) {
-      out += "  " + name + " = " + field_literal(*f, config) + ",\n";
+  for (const std::string& name : engine::names_in("")) {
+    if (const engine::FieldSchema* f = engine::find_field(name)) {
+      out += "  " + name + " = " + engine::field_literal(*f, config) + ",\n";
       continue;
     }
     out += "  " + name + " = {\n";
-    for (const std::string& leaf : names_in(name)) {
-      const FieldSchema* f = find_field(name + "." + leaf);
+    for (const std::string& leaf : engine::names_in(name)) {
+      const engine::FieldSchema* f = engine::find_field(name + "." + leaf);
       if (f == nullptr) throw std::logic_error("to_lua: sections nest one level at most: " + name + "." + leaf);
-      out += "    " + leaf + " = " + field_literal(*f, config) + ",\n";
+      out += "    " + leaf + " = " + engine::field_literal(*f, config) + ",\n";
     }
     out += "  },\n";
   }
   // The function's own text; read back, errors name config.lua and its lines there.
   const std::string& shaping = config.reward_shaping.source;
-  out += std::string("  ") + kRewardShapingPath + " = " + (shaping.empty() ? "false" : shaping) + ",\n";
+  out += std::string("  ") + engine::kRewardShapingPath + " = " + (shaping.empty() ? "false" : shaping) + ",\n";
   return out + "}\n";
 }
 

@@ -1,5 +1,5 @@
 // Loads an experiment script into an engine::ExperimentConfig, validating every
-// field against the schema (config_schema.h) before anything starts.
+// field against the schema (engine::config_schema.h) before anything starts.
 //
 // The script is a Lua file that returns a table, plain or built with
 // `local ms = require "moonseed"; return ms.experiment { ... }`. It runs in a
@@ -7,7 +7,7 @@
 // directory, ./recipes, $MOONSEED_PATH, then the engine's Lua library; the
 // moonseed API (lua_api.h) is open.
 //
-// Resolution: defaults (engine/config.h) <- the recipes the script extends,
+// Resolution: defaults (engine/config/experiment_config.h) <- the recipes the script extends,
 // deepest base first <- the script's table <- overrides ("optimizer.lr=3e-4",
 // typed by the schema; "env.options.NAME=VALUE" sets one env option). Then
 // cross-field rules: the env id exists and accepts its options;
@@ -29,7 +29,7 @@
 // library files), with the exact bytes and their SHA-256, which a run
 // directory keeps so the run can be reproduced from it alone.
 //
-// Schedules (scripts/config_schedules.h, docs/lua-api.md "Schedules"): a hot
+// Schedules (scripts/lua_schedules.h, docs/lua-api.md "Schedules"): a hot
 // number field may take a schedule table or a Lua function of progress
 // (sampled here, at load time); the field holds the value at x = 0 and
 // config.schedules records the schedule. An override is a number and replaces
@@ -55,7 +55,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/config.h"
+#include "engine/config/experiment_config.h"
 
 namespace moonseed::scripts {
 

@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "base/constants.h"
 #include "envs/env.h"
-#include "scripts/config_layers.h"
-#include "scripts/config_schema.h"
+#include "scripts/lua_layers.h"
+#include "engine/config/schema.h"
 #include "scripts/experiment_loader.h"
 #include "scripts/lua_arrays.h"
 #include "scripts/lua_state.h"
@@ -51,7 +52,7 @@ void push_observation(lua_State* L, const LuaEnv& e) {
 
 uint64_t check_seed(lua_State* L, int index) {
   const lua_Number seed = luaL_checknumber(L, index);
-  if (seed < 0 || seed != std::floor(seed) || seed > 9007199254740992.0) {
+  if (seed < 0 || seed != std::floor(seed) || seed > base::kMaxExactInteger) {
     luaL_argerror(L, index, "seed must be an integer in [0, 2^53]");
   }
   return static_cast<uint64_t>(seed);
@@ -217,7 +218,7 @@ int load_experiment_lua(lua_State* L) {
   return 1;
 }
 
-void push_field_value(lua_State* L, const FieldValue& value) {
+void push_field_value(lua_State* L, const engine::FieldValue& value) {
   if (const auto* d = std::get_if<double>(&value)) {
     lua_pushnumber(L, *d);
   } else if (const auto* i = std::get_if<int64_t>(&value)) {
@@ -228,11 +229,11 @@ void push_field_value(lua_State* L, const FieldValue& value) {
     lua_pushboolean(L, *b);
   } else if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
     push_number_array(L, list->data(), list->size());
-  } else if (const auto* layers = std::get_if<LayerList>(&value)) {
+  } else if (const auto* layers = std::get_if<models::LayerList>(&value)) {
     push_layer_list(L, *layers);
   } else {
     lua_newtable(L);
-    for (const auto& [name, number] : std::get<NumberMap>(value)) {
+    for (const auto& [name, number] : std::get<engine::NumberMap>(value)) {
       lua_pushnumber(L, number);
       lua_setfield(L, -2, name.c_str());
     }
@@ -296,7 +297,7 @@ void open_moonseed_api(lua_State* L) {
 void push_config(lua_State* L, const engine::ExperimentConfig& config) {
   lua_newtable(L);
   const int root = lua_gettop(L);
-  for (const FieldSchema& f : config_schema()) {
+  for (const engine::FieldSchema& f : engine::config_schema()) {
     // Walk (creating) the section tables of "a.b.c", then set the leaf.
     lua_pushvalue(L, root);
     size_t start = 0;

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "scripts/config_values.h"
+#include "base/text.h"
+#include "engine/config/values.h"
 
 namespace moonseed::scripts {
 namespace {
@@ -53,7 +54,7 @@ void check_known_fields(lua_State* L, int index, const char* function,
     lua_pop(L, 1);
     const std::string key = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    const std::string close = closest_name(key, known);
+    const std::string close = base::closest_name(key, known);
     luaL_error(L, "%s: unknown field '%s'%s", function, key.empty() ? "?" : key.c_str(),
                close.empty() ? "" : ("; did you mean '" + close + "'?").c_str());
   }

@@ -1,5 +1,5 @@
 // core.log (declared in lua_api.h): experience logs read from Lua, over
-// engine/explog_reader.h. docs/experience-log.md "Reading experience logs from
+// explog/reader.h. docs/experience-log.md "Reading experience logs from
 // Lua" is the user guide.
 //
 //   log.open(path)        -> Log (userdata "moonseed.ExperienceLog"); path is a run directory
@@ -20,7 +20,7 @@
 // stops reading at `limit`. Of each chunk read, only the meta and "reward"
 // (episodes) or the columns asked for (steps) are decompressed; its whole
 // data is still read and checked against its checksum. An episode is
-// engine/explog_episodes.h's EpisodeSummary (as `moonseed log ls`): first/last
+// explog/episodes.h's EpisodeSummary (as `moonseed log ls`): first/last
 // say a record with is_first/is_last is in the log, terminated/truncated are
 // the is_last record's flags, and its return is the sum of the column named
 // "reward" over its steps in the log (nil without such a column). A column named like a
@@ -53,9 +53,10 @@
 #include <utility>
 #include <vector>
 
-#include "engine/explog_episodes.h"
-#include "engine/explog_reader.h"
-#include "scripts/config_values.h"
+#include "base/text.h"
+#include "explog/episodes.h"
+#include "explog/reader.h"
+#include "engine/config/values.h"
 #include "scripts/lua_api.h"
 #include "scripts/lua_arrays.h"
 #include "scripts/lua_state.h"
@@ -63,7 +64,7 @@
 namespace moonseed::scripts {
 namespace {
 
-namespace ex = engine::explog;
+namespace ex = explog;
 namespace fs = std::filesystem;
 
 constexpr const char* kLogMetatable = "moonseed.ExperienceLog";
@@ -301,7 +302,7 @@ std::vector<size_t> column_option(lua_State* L, const char* function, const ex::
     size_t c = 0;
     while (c < names.size() && names[c] != name) ++c;
     if (c == names.size()) {
-      const std::string close = closest_name(name, names);
+      const std::string close = base::closest_name(name, names);
       luaL_error(L, "%s: unknown column '%s'%s (the log has %s)", function, name.c_str(),
                  close.empty() ? "" : ("; did you mean '" + close + "'?").c_str(), joined(names).c_str());
     }

@@ -2,10 +2,11 @@
 // models/torso.h brings in LibTorch's headers, which only this binding needs.
 #include <string>
 
+#include "engine/r2d2/r2d2_core.h"
 #include "models/policy_net.h"
 #include "models/q_net.h"
 #include "models/torso.h"
-#include "scripts/config_layers.h"
+#include "scripts/lua_layers.h"
 #include "scripts/lua_api.h"
 #include "scripts/lua_state.h"
 
@@ -17,7 +18,7 @@ int preset(lua_State* L) {
   if (name == "mlp" || name == "layers") {
     return luaL_error(L, "nn.preset: '%s' is not a preset (presets: nature_cnn, impala_resnet)", name.c_str());
   }
-  LayerList layers;
+  models::LayerList layers;
   try {
     layers = models::preset_layers(name);
   } catch (const std::invalid_argument& e) {
@@ -38,7 +39,7 @@ void push_nn_api(lua_State* L) {
 std::string model_problem(const engine::ExperimentConfig& config, const envs::EnvSpec& spec) {
   try {
     if (config.algo == "r2d2") {
-      models::QNet net(models::qnet_spec(config.model, config.r2d2), spec);
+      models::QNet net(engine::r2d2_net_spec(config), spec);
     } else {
       models::PolicyNet net(config.model, spec);
     }

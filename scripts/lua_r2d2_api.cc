@@ -1,6 +1,6 @@
-// core.r2d2 (declared in lua_api.h): R2D2's math (engine/r2d2.h) on one
+// core.r2d2 (declared in lua_api.h): R2D2's math (engine/r2d2/r2d2.h) on one
 // stream of plain Lua arrays, in double precision. Its own file because
-// engine/r2d2.h brings in LibTorch's headers, which only this binding needs.
+// engine/r2d2/r2d2.h brings in LibTorch's headers, which only this binding needs.
 //
 //   r2d2.value_rescale(x [, eps])          x a number or an array -> the same shape
 //   r2d2.inverse_value_rescale(x [, eps])
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/r2d2.h"
+#include "engine/r2d2/r2d2.h"
 #include "scripts/lua_api.h"
 #include "scripts/lua_arrays.h"
 #include "scripts/lua_state.h"

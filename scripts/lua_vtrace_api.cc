@@ -1,9 +1,9 @@
 // core.vtrace.targets (declared in lua_api.h). Its own file because
-// engine/vtrace.h brings in LibTorch's headers, which only this binding needs.
+// engine/vtrace/vtrace.h brings in LibTorch's headers, which only this binding needs.
 #include <string>
 #include <vector>
 
-#include "engine/vtrace.h"
+#include "engine/vtrace/vtrace.h"
 #include "scripts/lua_api.h"
 #include "scripts/lua_arrays.h"
 #include "scripts/lua_state.h"

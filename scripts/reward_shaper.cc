@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "base/check.h"
 #include "scripts/embedded_lua.h"
 
 namespace moonseed::scripts {
@@ -111,10 +112,7 @@ RewardShaper::Slot& RewardShaper::slot_at(int slot, const char* what) {
 }
 
 const RewardShaper::Slot& RewardShaper::slot_at(int slot, const char* what) const {
-  if (slot < 0 || slot >= slots()) {
-    throw std::invalid_argument(std::string("RewardShaper::") + what + ": slot " + std::to_string(slot) +
-                                " outside [0, " + std::to_string(slots()) + ")");
-  }
+  base::require_index(slot, slots(), std::string("RewardShaper::") + what + ": slot");
   return slots_[static_cast<size_t>(slot)];
 }
 

@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/config.h"
+#include "engine/config/experiment_config.h"
 #include "scripts/lua_state.h"
 
 namespace moonseed::scripts {

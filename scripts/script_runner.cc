@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "base/log.h"
 #include "scripts/lua_api.h"
 #include "scripts/lua_control_api.h"
 #include "scripts/lua_state.h"
@@ -26,7 +27,7 @@ int run_script_file(const std::string& path, const std::vector<std::string>& arg
     lua.run_file(path, args);
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "moonseed script: %s\n", e.what());
+    base::log(base::Severity::kError, "script", e.what());
     return 1;
   }
 }

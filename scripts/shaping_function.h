@@ -25,7 +25,7 @@
 
 #include <lua.hpp>
 
-#include "engine/config.h"
+#include "engine/config/experiment_config.h"
 
 namespace moonseed::scripts {
 

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/constants.h"
 #include "envs/classic/numpy_scalar.h"
 
 namespace moonseed::envs {
 namespace {
 
-constexpr double kPi = 3.141592653589793;  // numpy.pi
+using base::kPi;
 constexpr double kDt = 0.2;
 constexpr double kLinkLength1 = 1.0;
 constexpr double kLinkMass1 = 1.0;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "base/constants.h"
+
 namespace moonseed::envs {
 namespace {
 
@@ -15,7 +17,7 @@ constexpr double kLength = 0.5;  // half the pole's length
 constexpr double kPoleMassLength = kMassPole * kLength;
 constexpr double kForceMag = 10.0;
 constexpr double kTau = 0.02;
-constexpr double kPi = 3.141592653589793;  // math.pi
+using base::kPi;
 constexpr double kThetaThreshold = 12 * 2 * kPi / 360;
 constexpr double kXThreshold = 2.4;
 constexpr float kInf = std::numeric_limits<float>::infinity();

@@ -6,6 +6,9 @@
 #include <string>
 #include <utility>
 
+#include "base/check.h"
+#include "base/constants.h"
+
 namespace moonseed::envs {
 
 Space float32_box(std::vector<float> low, std::vector<float> high) {
@@ -56,10 +59,7 @@ StepResult ClassicControlEnv::step(const void* action, void* obs) {
   ClassicAction parsed;
   if (spec_.action.kind == SpaceKind::kDiscrete) {
     std::memcpy(&parsed.index, action, sizeof(parsed.index));
-    if (parsed.index < 0 || parsed.index >= spec_.action.n) {
-      throw std::invalid_argument(spec_.id + " step: action " + std::to_string(parsed.index) +
-                                  " is outside [0, " + std::to_string(spec_.action.n) + ")");
-    }
+    base::require_index(parsed.index, spec_.action.n, spec_.id + " step: action");
   } else {
     std::memcpy(parsed.values.data(), action, static_cast<size_t>(spec_.action.byte_size()));
   }
@@ -92,7 +92,7 @@ void ClassicControlEnv::set_state(const std::vector<double>& state) {
                                 " values, got " + std::to_string(state.size()));
   }
   const double* book = state.data() + physics_size_;
-  const uint64_t elapsed = checked_state_word(book[0], 9007199254740992.0, "elapsed steps", spec_.id);
+  const uint64_t elapsed = checked_state_word(book[0], base::kMaxExactInteger, "elapsed steps", spec_.id);
   const uint64_t phase = checked_state_word(book[1], 2.0, "phase", spec_.id);
   const uint64_t seeded = checked_state_word(book[2], 1.0, "generator seeded", spec_.id);
   const Pcg64 rng = load_generator_words(book + 3, spec_.id);  // throws before anything changed

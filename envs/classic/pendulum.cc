@@ -2,12 +2,13 @@
 
 #include <cmath>
 
+#include "base/constants.h"
 #include "envs/classic/numpy_scalar.h"
 
 namespace moonseed::envs {
 namespace {
 
-constexpr double kPi = 3.141592653589793;  // np.pi
+using base::kPi;
 constexpr double kMaxSpeed = 8;
 constexpr float kMaxTorque = 2.0f;
 constexpr double kDt = 0.05;

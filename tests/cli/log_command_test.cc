@@ -21,13 +21,13 @@
 #include <vector>
 
 #include "cli/log_text.h"
-#include "engine/explog_reader.h"
-#include "engine/explog_writer.h"
+#include "explog/reader.h"
+#include "explog/writer.h"
 
 namespace moonseed::cli {
 namespace {
 
-namespace ex = engine::explog;
+namespace ex = explog;
 namespace fs = std::filesystem;
 
 // ---- a minimal JSON reader, enough for what `moonseed log` prints ----

@@ -98,7 +98,7 @@ TEST_F(ConsoleState, PrettyValueShowsAtMostMaxItemsEntries) {
 }
 
 TEST_F(ConsoleState, PrettyValueQuotesAndEscapesStrings) {
-  // Control characters as Lua's three-digit decimal escapes (scripts::lua_quote).
+  // Control characters as Lua's three-digit decimal escapes (base::lua_quote).
   EXPECT_EQ(pretty("{'say \"hi\"\\n', '\\1\\\\'}"), "{\"say \\\"hi\\\"\\n\", \"\\001\\\\\"}");
 }
 

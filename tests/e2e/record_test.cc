@@ -12,13 +12,13 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/explog_reader.h"
+#include "explog/reader.h"
 #include "tests/e2e/process.h"
 
 namespace moonseed::testing {
 namespace {
 
-namespace explog = engine::explog;
+namespace explog = explog;
 
 const std::string kBinary = MOONSEED_BINARY;
 const std::string kSource = MOONSEED_SOURCE_DIR;

@@ -32,7 +32,7 @@ envs::EnvSpec spec_of(envs::Space obs, envs::Space act) {
 }
 
 TEST(PolicyNet, DiscreteActionsGiveOneLogitPerActionAndOneValuePerObservation) {
-  PolicyNet net(engine::ModelConfig{}, spec_of(box({4}), discrete(3)));
+  PolicyNet net(models::ModelSpec{}, spec_of(box({4}), discrete(3)));
   const PolicyOutput out = net->forward(torch::randn({5, 4}));
   EXPECT_EQ(out.logits_or_mean.sizes(), torch::IntArrayRef({5, 3}));
   EXPECT_EQ(out.value.sizes(), torch::IntArrayRef({5}));
@@ -42,7 +42,7 @@ TEST(PolicyNet, DiscreteActionsGiveOneLogitPerActionAndOneValuePerObservation) {
 }
 
 TEST(PolicyNet, BoxActionsGiveAMeanAndTheInitialLogStdPerDimension) {
-  engine::ModelConfig config;
+  models::ModelSpec config;
   config.init_log_std = -0.7;
   PolicyNet net(config, spec_of(box({3}), box({2})));
   const PolicyOutput out = net->forward(torch::randn({5, 3}));
@@ -55,7 +55,7 @@ TEST(PolicyNet, BoxActionsGiveAMeanAndTheInitialLogStdPerDimension) {
 }
 
 TEST(PolicyNet, LogStdIsALearnedParameterIndependentOfTheObservation) {
-  PolicyNet net(engine::ModelConfig{}, spec_of(box({3}), box({2})));
+  PolicyNet net(models::ModelSpec{}, spec_of(box({3}), box({2})));
   const PolicyOutput out = net->forward(torch::randn({4, 3}));
   EXPECT_TRUE(torch::equal(out.log_std[0], out.log_std[3]));
   out.log_std.sum().backward();
@@ -65,7 +65,7 @@ TEST(PolicyNet, LogStdIsALearnedParameterIndependentOfTheObservation) {
 }
 
 TEST(PolicyNet, MultiDimensionalUint8ObservationsAreFlattened) {
-  PolicyNet net(engine::ModelConfig{}, spec_of(box({2, 3, 4}, envs::DType::kUInt8), discrete(6)));
+  PolicyNet net(models::ModelSpec{}, spec_of(box({2, 3, 4}, envs::DType::kUInt8), discrete(6)));
   const PolicyOutput out =
       net->forward(torch::randint(0, 256, {7, 2, 3, 4}, torch::dtype(torch::kUInt8)));
   EXPECT_EQ(out.logits_or_mean.sizes(), torch::IntArrayRef({7, 6}));
@@ -77,9 +77,9 @@ TEST(PolicyNet, Uint8ObservationsAreScaledByOneOver255) {
   // Same seed, same layer shapes: the two nets have identical weights, and the
   // uint8 one must see x / 255 where the float one sees it directly.
   torch::manual_seed(3);
-  PolicyNet bytes(engine::ModelConfig{}, spec_of(box({5}, envs::DType::kUInt8), discrete(2)));
+  PolicyNet bytes(models::ModelSpec{}, spec_of(box({5}, envs::DType::kUInt8), discrete(2)));
   torch::manual_seed(3);
-  PolicyNet floats(engine::ModelConfig{}, spec_of(box({5}), discrete(2)));
+  PolicyNet floats(models::ModelSpec{}, spec_of(box({5}), discrete(2)));
   const torch::Tensor raw = torch::randint(0, 256, {4, 5}, torch::dtype(torch::kUInt8));
   const PolicyOutput a = bytes->forward(raw);
   const PolicyOutput b = floats->forward(raw.to(torch::kFloat32) / 255.0);
@@ -88,7 +88,7 @@ TEST(PolicyNet, Uint8ObservationsAreScaledByOneOver255) {
 }
 
 TEST(PolicyNet, SeparateTorsosByDefaultAndOneSharedTorsoWhenAsked) {
-  engine::ModelConfig config;
+  models::ModelSpec config;
   config.hidden = {8, 8};
   PolicyNet separate(config, spec_of(box({4}), discrete(2)));
   config.shared_torso = true;
@@ -104,7 +104,7 @@ TEST(PolicyNet, SeparateTorsosByDefaultAndOneSharedTorsoWhenAsked) {
 }
 
 TEST(PolicyNet, WithoutHiddenLayersTheHeadsReadTheObservation) {
-  engine::ModelConfig config;
+  models::ModelSpec config;
   config.hidden = {};
   PolicyNet net(config, spec_of(box({4}), discrete(2)));
   const PolicyOutput out = net->forward(torch::randn({3, 4}));
@@ -113,7 +113,7 @@ TEST(PolicyNet, WithoutHiddenLayersTheHeadsReadTheObservation) {
 }
 
 TEST(PolicyNet, InitialisesOrthogonallyWithPerLayerGainsAndZeroBiases) {
-  engine::ModelConfig config;
+  models::ModelSpec config;
   config.hidden = {16, 16};
   PolicyNet net(config, spec_of(box({4}), discrete(3)));
   auto params = net->named_parameters();
@@ -133,23 +133,23 @@ TEST(PolicyNet, InitialisesOrthogonallyWithPerLayerGainsAndZeroBiases) {
 }
 
 TEST(PolicyNet, ReluActivationIsAccepted) {
-  engine::ModelConfig config;
+  models::ModelSpec config;
   config.activation = "relu";
   PolicyNet net(config, spec_of(box({4}), discrete(2)));
   EXPECT_EQ(net->forward(torch::randn({2, 4})).value.sizes(), torch::IntArrayRef({2}));
 }
 
 TEST(PolicyNet, RejectsAnUnknownActivationOrKind) {
-  engine::ModelConfig config;
+  models::ModelSpec config;
   config.activation = "gelu";
   EXPECT_THROW(PolicyNet(config, spec_of(box({4}), discrete(2))), std::invalid_argument);
-  config = engine::ModelConfig{};
+  config = models::ModelSpec{};
   config.kind = "lstm";
   EXPECT_THROW(PolicyNet(config, spec_of(box({4}), discrete(2))), std::invalid_argument);
 }
 
 TEST(PolicyNet, RejectsObservationsOfTheWrongSize) {
-  PolicyNet net(engine::ModelConfig{}, spec_of(box({4}), discrete(2)));
+  PolicyNet net(models::ModelSpec{}, spec_of(box({4}), discrete(2)));
   EXPECT_THROW(net->forward(torch::randn({3, 5})), std::invalid_argument);
 }
 
@@ -162,7 +162,7 @@ int64_t parameters_under(PolicyNet& net, const std::string& prefix) {
 }
 
 TEST(PolicyNet, TheNatureCnnPresetReadsAnImageInItsOwnShape) {
-  engine::ModelConfig config;
+  models::ModelSpec config;
   config.kind = "nature_cnn";
   PolicyNet net(config, spec_of(box({4, 84, 84}, envs::DType::kUInt8), discrete(6)));
   // Mnih et al. 2015: 84x84 -> 20x20x32 -> 9x9x64 -> 7x7x64 = 3136 -> 512.
@@ -176,7 +176,7 @@ TEST(PolicyNet, TheNatureCnnPresetReadsAnImageInItsOwnShape) {
 }
 
 TEST(PolicyNet, DeclaredLayersWithASharedTorsoFeedBothHeads) {
-  engine::ModelConfig config;
+  models::ModelSpec config;
   config.kind = "layers";
   config.layers = {{"linear", 32}, {"relu"}};
   config.shared_torso = true;
@@ -189,7 +189,7 @@ TEST(PolicyNet, DeclaredLayersWithASharedTorsoFeedBothHeads) {
   EXPECT_GT(g.abs().sum().item<double>(), 0.0);
 }
 
-std::string construction_error(const engine::ModelConfig& config, const envs::EnvSpec& spec) {
+std::string construction_error(const models::ModelSpec& config, const envs::EnvSpec& spec) {
   try {
     PolicyNet net(config, spec);
   } catch (const std::invalid_argument& e) {
@@ -199,7 +199,7 @@ std::string construction_error(const engine::ModelConfig& config, const envs::En
 }
 
 TEST(PolicyNet, DeclaredLayersThatDoNotFitTheObservationOrNeedRecurrenceAreRefused) {
-  engine::ModelConfig config;
+  models::ModelSpec config;
   config.kind = "layers";
   config.layers = {{"conv2d", 8, 3, 1, 0}, {"relu"}};
   EXPECT_EQ(construction_error(config, spec_of(box({4}), discrete(2))),

@@ -51,8 +51,8 @@ StepBatch sample_step_batch(uint64_t seq, uint32_t count, uint32_t obs_bytes) {
   }
   for (uint32_t i = 0; i < count; ++i) {
     batch.rewards.push_back(0.25f * static_cast<float>(i) - 1.0f);
-    batch.flags.push_back(static_cast<uint8_t>(i % 3 == 0 ? kFirst : i % 3 == 1 ? kTerminated
-                                                                               : kTruncated));
+    batch.flags.push_back(static_cast<uint8_t>(i % 3 == 0 ? envs::kFirst : i % 3 == 1 ? envs::kTerminated
+                                                                               : envs::kTruncated));
   }
   return batch;
 }

@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "envs/env.h"
-#include "scripts/config_schema.h"
+#include "engine/config/schema.h"
 #include "scripts/lua_state.h"
-#include "tests/scripts/all_fields_config.h"
+#include "tests/engine/config/all_fields_config.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
 
@@ -292,17 +292,17 @@ TEST_F(Overrides, WithoutAnEqualsSignIsRejected) {
 
 TEST(ToLua, RoundTripsEveryFieldThroughLoadExperiment) {
   TempDir dir;
-  const engine::ExperimentConfig original = testing::config_with_every_field_changed();
+  const engine::ExperimentConfig original = test::config_with_every_field_changed();
   const std::string path = dir.write("config.lua", to_lua(original));
   const engine::ExperimentConfig loaded = load_experiment(path);
-  EXPECT_EQ(changed_fields(original, loaded), std::vector<std::string>{}) << to_lua(original);
+  EXPECT_EQ(engine::changed_fields(original, loaded), std::vector<std::string>{}) << to_lua(original);
   EXPECT_EQ(to_lua(loaded), to_lua(original));
 }
 
 TEST(ToLua, RoundTripsTheDefaults) {
   TempDir dir;
   const std::string path = dir.write("config.lua", to_lua(engine::ExperimentConfig{}));
-  EXPECT_TRUE(changed_fields(engine::ExperimentConfig{}, load_experiment(path)).empty());
+  EXPECT_TRUE(engine::changed_fields(engine::ExperimentConfig{}, load_experiment(path)).empty());
 }
 
 }  // namespace

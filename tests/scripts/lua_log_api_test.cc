@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/explog_reader.h"
-#include "engine/explog_writer.h"
+#include "explog/reader.h"
+#include "explog/writer.h"
 #include "scripts/lua_api.h"
 #include "scripts/lua_state.h"
 #include "tests/scripts/temp_dir.h"
@@ -20,7 +20,7 @@
 namespace moonseed::scripts {
 namespace {
 
-namespace ex = engine::explog;
+namespace ex = explog;
 namespace fs = std::filesystem;
 using testing::TempDir;
 

@@ -5,7 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "scripts/config_layers.h"
+#include "engine/config/values.h"
+#include "scripts/lua_layers.h"
 #include "scripts/experiment_loader.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
@@ -33,7 +34,7 @@ TEST(DeclaredModel, LoadsTheLayersAsWrittenWithDefaultsFilledIn) {
       dir, "ms.layers { ms.nn.linear(32), ms.nn.elu(), 'tanh', ms.nn.linear { out = 8 }, shared_torso = true }"));
   EXPECT_EQ(c.model.kind, "layers");
   EXPECT_TRUE(c.model.shared_torso);
-  const LayerList expected = {{"linear", 32}, {"elu"}, {"tanh"}, {"linear", 8}};
+  const models::LayerList expected = {{"linear", 32}, {"elu"}, {"tanh"}, {"linear", 8}};
   EXPECT_EQ(c.model.layers, expected);
 }
 
@@ -41,7 +42,7 @@ TEST(DeclaredModel, TheLayersExampleLoadsItsDeclaredTorso) {
   const engine::ExperimentConfig c =
       load_experiment(std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_layers.lua");
   EXPECT_EQ(c.model.kind, "layers");
-  EXPECT_EQ(c.model.layers, (LayerList{{"linear", 64}, {"elu"}, {"linear", 64}, {"tanh"}}));
+  EXPECT_EQ(c.model.layers, (models::LayerList{{"linear", 64}, {"elu"}, {"linear", 64}, {"tanh"}}));
 }
 
 TEST(DeclaredModel, AnUnknownLayerKindPointsAtTheLayerAndSuggests) {
@@ -144,13 +145,13 @@ TEST(DeclaredModel, NotAListIsAnError) {
 }
 
 TEST(DeclaredModel, TheListWritesBackAsLuaAndJson) {
-  const LayerList layers = {{"conv2d", 32, 8, 4, 1}, {"relu"}, {"maxpool2d", 0, 3, 2, 0}, {"flatten"}, {"linear", 16}};
-  EXPECT_EQ(layer_list_lua(layers),
+  const models::LayerList layers = {{"conv2d", 32, 8, 4, 1}, {"relu"}, {"maxpool2d", 0, 3, 2, 0}, {"flatten"}, {"linear", 16}};
+  EXPECT_EQ(engine::layer_list_lua(layers),
             "{{kind = \"conv2d\", out = 32, kernel = 8, stride = 4, padding = 1}, \"relu\", "
             "{kind = \"maxpool2d\", kernel = 3, stride = 2, padding = 0}, \"flatten\", {kind = \"linear\", out = 16}}");
-  EXPECT_EQ(layer_list_json({{"linear", 16}, {"relu"}}), "[{\"kind\": \"linear\", \"out\": 16}, {\"kind\": \"relu\"}]");
-  EXPECT_EQ(layer_list_problem(layers), "");
-  EXPECT_EQ(layer_list_problem({{"lstm", 8}, {"relu"}}),
+  EXPECT_EQ(engine::layer_list_json({{"linear", 16}, {"relu"}}), "[{\"kind\": \"linear\", \"out\": 16}, {\"kind\": \"relu\"}]");
+  EXPECT_EQ(models::layer_list_problem(layers), "");
+  EXPECT_EQ(models::layer_list_problem({{"lstm", 8}, {"relu"}}),
             "element 1 (lstm): an lstm must be the last layer (the heads read its output)");
 }
 

@@ -46,7 +46,7 @@ TEST(R2d2Config, TheMemoryExamplesDifferOnlyInTheLstm) {
   EXPECT_EQ(lstm.env.id, "CartPoleNoVelocity-v1");
   EXPECT_EQ(ff.env.id, "CartPoleNoVelocity-v1");
   EXPECT_EQ(lstm.model.layers.back().kind, "lstm");
-  for (const engine::LayerConfig& layer : ff.model.layers) EXPECT_NE(layer.kind, "lstm");
+  for (const models::LayerSpec& layer : ff.model.layers) EXPECT_NE(layer.kind, "lstm");
   EXPECT_EQ(lstm.r2d2.trace, ff.r2d2.trace);
   EXPECT_EQ(lstm.optimizer.lr, ff.optimizer.lr);
   EXPECT_EQ(lstm.stop.eval_return_mean, ff.stop.eval_return_mean);

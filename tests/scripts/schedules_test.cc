@@ -8,19 +8,20 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/schedule.h"
-#include "scripts/config_schedules.h"
-#include "scripts/config_schema.h"
+#include "engine/config/schedule_text.h"
+#include "engine/config/schedule.h"
+#include "scripts/lua_schedules.h"
+#include "engine/config/schema.h"
 #include "scripts/experiment_loader.h"
 #include "scripts/lua_state.h"
-#include "tests/scripts/all_fields_config.h"
+#include "tests/engine/config/all_fields_config.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
 
 namespace moonseed::engine {
 // Readable gtest failures.
 void PrintTo(const ScheduledField& f, std::ostream* os) {
-  *os << f.path << ": " << scripts::schedule_literal(f.schedule);
+  *os << f.path << ": " << engine::schedule_literal(f.schedule);
 }
 }  // namespace moonseed::engine
 
@@ -265,7 +266,7 @@ TEST_F(Schedules, RecipeScheduleIsInheritedWholeAndReplacedWholeByAChildsNumber)
 }
 
 engine::ExperimentConfig config_with_every_kind_of_schedule() {
-  engine::ExperimentConfig c = testing::config_with_every_field_changed();
+  engine::ExperimentConfig c = test::config_with_every_field_changed();
   c.schedules = {
       {"checkpoint.interval_s", make(Kind::kConstant, Axis::kFrames, {{0, 120}})},
       {"optimizer.lr", make(Kind::kLinear, Axis::kFrames, {{0, 0.1 * 3}, {5e6, 0}})},
@@ -284,7 +285,7 @@ TEST(ToLuaWithSchedules, RoundTripsEveryKindOfScheduleThroughLoadExperiment) {
   const std::string path = dir.write("config.lua", to_lua(original));
   const engine::ExperimentConfig loaded = load_experiment(path);
   EXPECT_EQ(loaded.schedules, original.schedules) << to_lua(original);
-  EXPECT_EQ(changed_fields(original, loaded), std::vector<std::string>{});
+  EXPECT_EQ(engine::changed_fields(original, loaded), std::vector<std::string>{});
   EXPECT_EQ(to_lua(loaded), to_lua(original));
 }
 
@@ -300,39 +301,39 @@ TEST(ToLuaWithSchedules, RoundTripsASampledFunctionExactly) {
 TEST(ChangedFieldsWithSchedules, ReportsAFieldWhoseScheduleChanged) {
   const engine::ExperimentConfig a = config_with_every_kind_of_schedule();
   engine::ExperimentConfig b = a;
-  EXPECT_TRUE(changed_fields(a, b).empty());
+  EXPECT_TRUE(engine::changed_fields(a, b).empty());
   b.schedules[1].schedule.points[1].first = 6e6;  // optimizer.lr ends later; same value at 0
-  EXPECT_EQ(changed_fields(a, b), std::vector<std::string>{"optimizer.lr"});
+  EXPECT_EQ(engine::changed_fields(a, b), std::vector<std::string>{"optimizer.lr"});
 }
 
 TEST(ChangedFieldsWithSchedules, ReportsAScheduleReplacedByItsStartValue) {
   const engine::ExperimentConfig a = config_with_every_kind_of_schedule();
   engine::ExperimentConfig b = a;
   b.schedules.erase(b.schedules.begin() + 1);  // optimizer.lr keeps its plain value
-  EXPECT_EQ(changed_fields(a, b), std::vector<std::string>{"optimizer.lr"});
+  EXPECT_EQ(engine::changed_fields(a, b), std::vector<std::string>{"optimizer.lr"});
 }
 
 // Tripwire: the engine's list of schedulable fields is exactly the schema's
 // hot number fields, and each pointer is the member the schema reads.
 TEST(SchedulableFields, AreExactlyTheSchemasHotNumberFields) {
-  for (const FieldSchema& f : config_schema()) {
+  for (const engine::FieldSchema& f : engine::config_schema()) {
     engine::ExperimentConfig c;
     double* field = engine::schedulable_field(c, f.path);
-    const bool hot_number = f.type == FieldType::kNumber && f.reload == ReloadClass::kHot;
+    const bool hot_number = f.type == engine::FieldType::kNumber && f.reload == engine::ReloadClass::kHot;
     EXPECT_EQ(field != nullptr, hot_number) << f.path;
-    EXPECT_EQ(schedule_refusal(f).empty(), hot_number) << f.path;
+    EXPECT_EQ(engine::schedule_refusal(f).empty(), hot_number) << f.path;
     if (field == nullptr) continue;
     const engine::ExperimentConfig before = c;
     *field = 0.125;
-    EXPECT_EQ(f.get(c), FieldValue(0.125)) << f.path;
-    EXPECT_EQ(changed_fields(before, c), std::vector<std::string>{f.path});
+    EXPECT_EQ(f.get(c), engine::FieldValue(0.125)) << f.path;
+    EXPECT_EQ(engine::changed_fields(before, c), std::vector<std::string>{f.path});
   }
 }
 
 TEST(ScheduleText, DescribesShortSchedulesFullyAndLongOnesByTheirEnds) {
-  EXPECT_EQ(schedule_text(make(Kind::kLinear, Axis::kFrames, {{0, 0.001}, {5e6, 0}})),
+  EXPECT_EQ(engine::schedule_text(make(Kind::kLinear, Axis::kFrames, {{0, 0.001}, {5e6, 0}})),
             "linear over frames: (0, 0.001) -> (5000000, 0)");
-  EXPECT_EQ(schedule_text(make(Kind::kPiecewise, Axis::kProgress, {{0, 1}, {0.25, 2}, {0.5, 3}, {0.75, 4}, {1, 5}})),
+  EXPECT_EQ(engine::schedule_text(make(Kind::kPiecewise, Axis::kProgress, {{0, 1}, {0.25, 2}, {0.5, 3}, {0.75, 4}, {1, 5}})),
             "piecewise over progress: (0, 1) -> ... -> (1, 5) (5 points)");
 }
 

@@ -8,11 +8,11 @@
 
 #include <gtest/gtest.h>
 
-#include "scripts/config_diff.h"
-#include "scripts/config_schema.h"
+#include "engine/config/diff.h"
+#include "engine/config/schema.h"
 #include "scripts/experiment_loader.h"
 #include "scripts/lua_state.h"
-#include "tests/scripts/all_fields_config.h"
+#include "tests/engine/config/all_fields_config.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
 
@@ -165,13 +165,13 @@ TEST(ShapingFunction, TwoFunctionsOnTheSameLinesAreToldApartByTheirParameters) {
 
 TEST(ShapingFunction, ToLuaWritesTheFunctionBackAndTheConfigRoundTrips) {
   TempDir dir;
-  const engine::ExperimentConfig original = testing::config_with_every_field_changed();
+  const engine::ExperimentConfig original = test::config_with_every_field_changed();
   const std::string path = dir.write("config.lua", to_lua(original));
   const engine::ExperimentConfig loaded = load_experiment(path);
   EXPECT_EQ(loaded.reward_shaping.source, original.reward_shaping.source);
   // Read back, errors point at config.lua, the file a resumed run watches.
   EXPECT_EQ(loaded.reward_shaping.chunk_name, "@" + path);
-  EXPECT_TRUE(changed_fields(original, loaded).empty());
+  EXPECT_TRUE(engine::changed_fields(original, loaded).empty());
 }
 
 TEST(ShapingFunction, ToLuaWritesFalseWhenThereIsNoFunction) {
@@ -179,22 +179,22 @@ TEST(ShapingFunction, ToLuaWritesFalseWhenThereIsNoFunction) {
 }
 
 TEST(ShapingFunction, TheDiffSeesAChangedFunctionAsABoundaryChange) {
-  engine::ExperimentConfig before = testing::config_with_every_field_changed();
+  engine::ExperimentConfig before = test::config_with_every_field_changed();
   engine::ExperimentConfig after = before;
   after.reward_shaping.source = "function(n, reward) end";
-  const ConfigDiff diff = diff_configs(before, after);
+  const engine::ConfigDiff diff = engine::diff_configs(before, after);
   ASSERT_EQ(diff.changes.size(), 1u);
   EXPECT_EQ(diff.changes[0].path, "reward_shaping");
-  EXPECT_EQ(diff.changes[0].reload, ReloadClass::kBoundary);
+  EXPECT_EQ(diff.changes[0].reload, engine::ReloadClass::kBoundary);
   EXPECT_EQ(diff.summary(), "reward_shaping (function) -> (function changed)");
   EXPECT_TRUE(diff.refused().empty());
 }
 
 TEST(ShapingFunction, TheDiffIgnoresAFunctionThatOnlyMoved) {
-  engine::ExperimentConfig before = testing::config_with_every_field_changed();
+  engine::ExperimentConfig before = test::config_with_every_field_changed();
   engine::ExperimentConfig after = before;
   after.reward_shaping.first_line += 3;
-  EXPECT_TRUE(diff_configs(before, after).empty());
+  EXPECT_TRUE(engine::diff_configs(before, after).empty());
 }
 
 TEST(ShapingFunction, ACFunctionIsRefused) {

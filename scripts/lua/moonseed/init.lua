@@ -154,7 +154,7 @@ ms.vtrace = setmetatable({ targets = core.vtrace.targets }, {
 
 -- ms.r2d2 { burn_in = 40, trace = 80, ... } is the R2D2 section of an experiment
 -- (algo = "r2d2"); ms.r2d2.n_step_targets { ... } and the other functions are
--- R2D2's math on one stream of plain arrays (moonseed.core, engine/r2d2.h).
+-- R2D2's math on one stream of plain arrays (moonseed.core, engine/r2d2/r2d2.h).
 ms.r2d2 = setmetatable({
   value_rescale = core.r2d2.value_rescale,
   inverse_value_rescale = core.r2d2.inverse_value_rescale,

@@ -1,0 +1,306 @@
+#include "actor/actor_loop.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "base/log.h"
+#include "envs/env.h"
+#include "rpc/client.h"
+#include "rpc/messages.h"
+
+namespace moonseed::envs {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One group of consecutive envs with its reusable outgoing message.
+struct EnvGroup {
+  uint32_t begin = 0;
+  uint32_t count = 0;
+  uint64_t sent = 0;            // messages sent, for seq numbers
+  uint64_t steps = 0;           // observations of this connection: 0 is the reset one
+  uint64_t config_version = 0;  // the config this group runs, stamped on its batches
+  bool configured = false;      // config_version was applied (hook told)
+  rpc::StepBatch batch;         // reused: no allocation per step
+  std::vector<uint8_t> ended;   // per env: the last observation sent was final
+};
+
+class Actor {
+ public:
+  Actor(const ActorOptions& options, const std::atomic<bool>& stop) : options_(options), stop_(stop) {}
+
+  ActorExit run() {
+    auto give_up_at = Clock::now() + seconds(options_.reconnect_for_s);
+    double backoff_s = 0.1;
+    while (!stop_) {
+      std::optional<rpc::Client> client;
+      try {
+        client.emplace(rpc::Client::connect(
+            options_.address,
+            std::chrono::duration_cast<std::chrono::milliseconds>(seconds(options_.connect_timeout_s))));
+      } catch (const std::exception& e) {
+        if (Clock::now() >= give_up_at) {
+          log("learner at " + options_.address + " unreachable, giving up: " + e.what());
+          return ActorExit::kUnreachable;
+        }
+        std::this_thread::sleep_for(seconds(backoff_s));
+        backoff_s = std::min(backoff_s * 2, 2.0);
+        continue;
+      }
+      backoff_s = 0.1;
+      std::optional<ActorExit> exit = serve(*client);
+      if (exit) return *exit;
+      give_up_at = Clock::now() + seconds(options_.reconnect_for_s);
+    }
+    return ActorExit::kStopped;
+  }
+
+ private:
+  static Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  }
+
+  void log(const std::string& line) const {
+    if (options_.verbose) base::log(base::Severity::kInfo, "actor " + std::to_string(actor_id_), line);
+  }
+
+  // One connection's life. Returns an exit when the actor should stop, nullopt
+  // to reconnect.
+  std::optional<ActorExit> serve(rpc::Client& client) {
+    rpc::Hello hello;
+    hello.actor_id = actor_id_ >= 0 ? actor_id_ : options_.actor_id;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    hello.host = host;
+    hello.pid = static_cast<int32_t>(::getpid());
+    hello.auth_token = options_.auth_token;
+    rpc::Welcome welcome;
+    try {
+      welcome = client.hello(hello);
+    } catch (const rpc::HandshakeRefused& e) {
+      log("refused by the learner: " + e.reason());
+      return ActorExit::kRefused;
+    } catch (const std::exception& e) {
+      log(std::string("handshake failed: ") + e.what());
+      return std::nullopt;
+    }
+    actor_id_ = welcome.actor_id;
+    prepare(welcome);
+    log("connected to " + options_.address + " (run " + welcome.run_id + ", " +
+        std::to_string(envs_.size()) + " envs of " + welcome.env_id + ")");
+
+    // Every connection starts every env afresh: the learner dropped whatever
+    // partial unrolls it held for us.
+    for (auto& group : groups_) {
+      start_group(group);
+      if (!send(client, group)) return std::nullopt;
+    }
+    while (!stop_) {
+      rpc::Incoming incoming = client.receive(std::chrono::milliseconds(200));
+      if (auto* actions = std::get_if<rpc::ActionBatch>(&incoming)) {
+        EnvGroup* group = group_of(actions->seq);
+        if (!group) {
+          log("action batch with unknown seq " + std::to_string(actions->seq) + ", reconnecting");
+          return std::nullopt;
+        }
+        if (!step_group(*group, *actions)) return std::nullopt;
+        if (!send(client, *group)) return std::nullopt;
+      } else if (auto* bye = std::get_if<rpc::Bye>(&incoming)) {
+        log("learner said bye: " + bye->reason);
+        return ActorExit::kBye;
+      } else if (auto* update = std::get_if<rpc::ConfigUpdate>(&incoming)) {
+        // Taken by each group at its next unroll boundary; a repeat is ignored.
+        if (update->config_version > latest_version_) {
+          latest_version_ = update->config_version;
+          latest_payload_.swap(update->payload);
+        }
+      } else if (std::holds_alternative<rpc::Closed>(incoming)) {
+        log("connection lost: " + std::get<rpc::Closed>(incoming).reason);
+        return std::nullopt;
+      }
+      // rpc::Timeout: loop to check `stop_`.
+    }
+    client.close();
+    return ActorExit::kStopped;
+  }
+
+  // Creates the envs on the first Welcome and checks later ones describe the same run.
+  void prepare(const rpc::Welcome& welcome) {
+    if (!envs_.empty()) {
+      if (welcome.env_id != welcome_.env_id || welcome.num_envs != welcome_.num_envs ||
+          welcome.env_spec != welcome_.env_spec) {
+        envs_.clear();  // a different run: start over
+      } else {
+        welcome_ = welcome;
+        take_config(welcome);
+        return;
+      }
+    }
+    welcome_ = welcome;
+    take_config(welcome);
+    if (welcome.num_envs == 0) throw std::runtime_error("learner assigned 0 envs");
+    for (uint32_t i = 0; i < welcome.num_envs; ++i) {
+      envs_.push_back(make_env(welcome.env_id, welcome.env_options));
+      if (envs_.back()->spec() != welcome.env_spec) {
+        throw std::runtime_error("env spec mismatch: this actor builds " +
+                                 envs_.back()->spec().describe() + " but the learner expects " +
+                                 welcome.env_spec.describe());
+      }
+    }
+    seeded_ = false;
+    obs_bytes_ = static_cast<size_t>(welcome.env_spec.observation.byte_size());
+    action_bytes_ = static_cast<size_t>(welcome.env_spec.action.byte_size());
+    uint32_t num_groups = std::max<uint32_t>(1, std::min(welcome.num_groups, welcome.num_envs));
+    groups_.assign(num_groups, EnvGroup{});
+    for (uint32_t g = 0, begin = 0; g < num_groups; ++g) {
+      uint32_t count = welcome.num_envs / num_groups + (g < welcome.num_envs % num_groups ? 1 : 0);
+      EnvGroup& group = groups_[g];
+      group.begin = begin;
+      group.count = count;
+      group.batch.env_begin = begin;
+      group.batch.count = count;
+      group.batch.observations.resize(count * obs_bytes_);
+      group.batch.rewards.resize(count);
+      group.batch.flags.resize(count);
+      group.ended.assign(count, 0);
+      begin += count;
+    }
+    if (options_.hook) options_.hook->start(welcome.env_spec, num_groups);
+  }
+
+  // The Welcome's config is the newest: every group takes it when it starts.
+  void take_config(const rpc::Welcome& welcome) {
+    unroll_length_ = welcome.unroll_length;
+    latest_version_ = welcome.config_version;
+    latest_payload_ = welcome.payload;
+  }
+
+  uint32_t index_of(const EnvGroup& group) const { return static_cast<uint32_t>(&group - groups_.data()); }
+
+  // The group runs the newest config from its next step on.
+  void configure(EnvGroup& group) {
+    group.config_version = latest_version_;
+    group.configured = true;
+    if (options_.hook) report(group, options_.hook->apply_config(index_of(group), latest_version_, latest_payload_));
+  }
+
+  // A hook's problem: logged here, sent to the learner before the group's next batch.
+  void report(const EnvGroup& group, std::string problem) {
+    if (problem.empty()) return;
+    log(problem);
+    notices_.push_back(rpc::ActorNotice{group.config_version, std::move(problem)});
+  }
+
+  // Resets every env of the group; the first connection seeds them.
+  void start_group(EnvGroup& group) {
+    for (uint32_t i = 0; i < group.count; ++i) {
+      uint32_t e = group.begin + i;
+      std::optional<uint64_t> seed;
+      if (!seeded_) seed = welcome_.seed + e;
+      envs_[e]->reset(seed, &group.batch.observations[i * obs_bytes_]);
+      group.batch.rewards[i] = 0.f;
+      group.batch.flags[i] = envs::kFirst;
+      group.ended[i] = 0;
+    }
+    if (&group == &groups_.back()) seeded_ = true;
+    // A connection starts the learner's unrolls afresh: a boundary.
+    group.steps = 0;
+    if (!group.configured || group.config_version != latest_version_) configure(group);
+  }
+
+  bool step_group(EnvGroup& group, const rpc::ActionBatch& actions) {
+    if (actions.actions.size() != group.count * action_bytes_) {
+      log("action batch has " + std::to_string(actions.actions.size()) + " bytes, expected " +
+          std::to_string(group.count * action_bytes_) + ", reconnecting");
+      return false;
+    }
+    for (uint32_t i = 0; i < group.count; ++i) {
+      Env& env = *envs_[group.begin + i];
+      uint8_t* obs = &group.batch.observations[i * obs_bytes_];
+      if (group.ended[i]) {
+        env.reset(std::nullopt, obs);
+        group.batch.rewards[i] = 0.f;
+        group.batch.flags[i] = envs::kFirst;
+        group.ended[i] = 0;
+        continue;
+      }
+      StepResult r = env.step(&actions.actions[i * action_bytes_], obs);
+      group.batch.rewards[i] = r.reward;
+      group.batch.flags[i] = static_cast<uint8_t>((r.terminated ? envs::kTerminated : 0) |
+                                                  (r.truncated ? envs::kTruncated : 0));
+      group.ended[i] = r.terminated || r.truncated;
+    }
+    ++group.steps;
+    rpc::StepBatch& b = group.batch;
+    if (options_.hook) {
+      report(group, options_.hook->on_step(index_of(group), group.count, b.rewards.data(), b.observations.data(),
+                                           b.flags.data()));
+    }
+    // These rewards close the previous unroll; the new config shapes the next one.
+    if (group.config_version != latest_version_ && (unroll_length_ == 0 || group.steps % unroll_length_ == 0)) {
+      configure(group);
+    }
+    return true;
+  }
+
+  bool send(rpc::Client& client, EnvGroup& group) {
+    group.batch.seq = (group.sent++ << 8) | index_of(group);
+    group.batch.config_version = group.config_version;
+    try {
+      for (const rpc::ActorNotice& notice : notices_) client.send(notice);
+      notices_.clear();
+      client.send(group.batch);
+      return true;
+    } catch (const std::exception& e) {
+      log(std::string("send failed: ") + e.what());
+      return false;
+    }
+  }
+
+  EnvGroup* group_of(uint64_t seq) {
+    uint64_t g = seq & 0xff;
+    return g < groups_.size() ? &groups_[g] : nullptr;
+  }
+
+  const ActorOptions& options_;
+  const std::atomic<bool>& stop_;
+  int32_t actor_id_ = -1;
+  rpc::Welcome welcome_;
+  // The newest config heard of (Welcome or ConfigUpdate); groups take it at boundaries.
+  uint64_t latest_version_ = 0;
+  std::string latest_payload_;
+  uint32_t unroll_length_ = 0;
+  std::vector<rpc::ActorNotice> notices_;  // waiting to be sent
+  std::vector<std::unique_ptr<Env>> envs_;
+  std::vector<EnvGroup> groups_;
+  size_t obs_bytes_ = 0;
+  size_t action_bytes_ = 0;
+  bool seeded_ = false;
+};
+
+}  // namespace
+
+ActorExit run_actor(const ActorOptions& options, const std::atomic<bool>& stop) {
+  return Actor(options, stop).run();
+}
+
+const char* to_string(ActorExit exit) {
+  switch (exit) {
+    case ActorExit::kBye: return "bye";
+    case ActorExit::kStopped: return "stopped";
+    case ActorExit::kUnreachable: return "unreachable";
+    case ActorExit::kRefused: return "refused";
+  }
+  return "?";
+}
+
+}  // namespace moonseed::envs

@@ -1,0 +1,175 @@
+// The resolved configuration of one experiment: what a Lua script produces
+// after validation (scripts/) and what the learner runs. Plain values only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/config/schedule.h"
+#include "models/model_spec.h"
+
+namespace moonseed::engine {
+
+struct EnvConfig {
+  std::string id = "CartPole-v1";
+  std::vector<std::pair<std::string, double>> options;  // passed to envs::make_env
+};
+
+struct VTraceConfig {
+  double gamma = 0.99;
+  double lambda = 1.0;
+  double rho_clip = 1.0;
+  double pg_rho_clip = 1.0;
+  double c_clip = 1.0;
+  double baseline_cost = 0.5;
+  double entropy_cost = 2.5e-4;
+};
+
+// R2D2 (algo = "r2d2"; REFERENCE.md "R2D2", docs/r2d2-design.md). The model is
+// the declared layer list; a final ms.nn.lstm(n) becomes the recurrent core.
+// Optimizer settings are the global `optimizer` section (R2D2 recipes set Adam
+// lr 1e-4, eps 1e-3), and optimizer.max_grad_norm clips the gradient.
+struct R2d2Config {
+  int burn_in = 40;                  // steps replayed without gradient before the trace
+  int trace = 80;                    // steps trained on per sequence
+  int period = 40;                   // steps between the starts of an env's sequences
+  int n_step = 5;
+  double gamma = 0.997;
+  double eta = 0.9;                  // priority = eta max |td| + (1 - eta) mean |td|
+  double rescale_eps = 1e-3;         // epsilon of the value rescaling h
+  int target_period = 2500;          // optimizer steps between target-network copies
+  int batch = 64;                    // sequences per training step
+  int64_t capacity = 10000;          // sequences the replay holds
+  int64_t min_fill = 500;            // sequences inserted before training starts
+  double samples_per_insert = 0;     // sampled / inserted sequences; 0 = no limit
+  double priority_exponent = 0.9;    // alpha
+  double importance_exponent = 0.6;  // beta
+  double epsilon_base = 0.4;         // Ape-X: env i of N explores with base^(1 + alpha i / (N - 1))
+  double epsilon_alpha = 7;
+  double eval_epsilon = 1e-3;        // Learner::evaluate (not greedy)
+  int head_hidden = 512;             // hidden units of each dueling stream; 0 = linear heads
+  bool dueling = true;
+  bool prev_action_reward = true;    // feed a_{t-1} (one-hot) and r_{t-1} to the core
+};
+
+struct OptimizerConfig {
+  std::string kind = "adam";   // "adam" | "rmsprop"
+  double lr = 6e-4;
+  double eps = 1e-8;           // Adam eps; RMSProp eps
+  double rmsprop_alpha = 0.99;
+  double rmsprop_momentum = 0.0;
+  double max_grad_norm = 40.0; // 0 disables clipping
+  double lr_decay_frames = 0;  // linear decay to 0 over this many frames, 0 = constant
+};
+
+struct TopologyConfig {
+  int actors = 2;
+  int envs_per_actor = 32;
+  int groups_per_actor = 2;
+  int eval_envs_per_actor = 0;     // R2D2: the last k envs of each actor only evaluate (eval_epsilon, not recorded)
+  int local_actors = -1;           // actor processes `moonseed run` starts itself; -1 = all of them
+  std::string transport = "unix";  // "unix" | "tcp"
+  std::string listen;              // "" = choose (unix: RUN_DIR/learner.sock; tcp: 127.0.0.1:0)
+};
+
+struct InferenceConfig {
+  int max_batch = 64;        // envs per forward pass
+  int deadline_us = 1000;    // a batch runs when its oldest request is this old
+  int idle_spin_us = 0;      // the inference thread polls this long for work before it sleeps
+  int io_threads = 0;        // socket threads; 0 = the inference thread does the socket work itself
+  std::string device = "auto";  // "auto" | "cpu" | "cuda"
+};
+
+struct LearnerConfig {
+  int batch = 32;            // unrolls per training step
+  int unroll = 20;           // T: steps per unroll (T+1 stored, overlap 1)
+  int queue_capacity = 256;  // unrolls in the FIFO before actors are held back
+  int torch_threads = 1;     // intra-op threads of the training thread
+};
+
+struct StopConfig {
+  int64_t frames = 0;        // 0 = no limit
+  double seconds = 0;        // 0 = no limit
+  double return_mean = 0;    // stop once mean return over the last 100 episodes reaches it; 0 = off
+  double eval_return_mean = 0;  // the same over evaluation envs' episodes (topology.eval_envs_per_actor); 0 = off
+};
+
+struct LogConfig {
+  double interval_s = 1.0;   // progress line and metrics.jsonl cadence
+  bool progress = true;      // print the live progress line
+};
+
+struct CheckpointConfig {
+  double interval_s = 300;   // 0 = only at the end
+  int keep = 3;              // newest checkpoints kept
+};
+
+// Experience recording (docs/experience-log.md): the learner writes every
+// unroll it trains on into an experience log. Restart-only.
+struct RecordConfig {
+  bool enabled = false;
+  std::string dir;                          // "" = RUN_DIR/experience; relative paths: to the run directory
+  std::string full_queue = "backpressure";  // "backpressure" | "drop": when the disk cannot keep up
+  int queue_mb = 256;                       // unrolls waiting to be written, at most
+  int chunk_kb = 1024;                      // uncompressed bytes per chunk
+  int segment_mb = 256;                     // a segment file is published at this size ...
+  double segment_age_s = 600;               // ... or this age; 0 = no age limit
+  double sync_interval_s = 1;               // written data is fsynced at least this often ...
+  int sync_mb = 16;                         // ... and after this many bytes
+  int compress_threads = 1;
+  std::string codec = "lz4";                // "lz4" | "none"
+  int lz4_acceleration = 1;                 // LZ4 speed/ratio trade: higher compresses faster, less
+  bool delta = true;                        // uint8 observations stored XORed with the step before
+};
+
+// Warm start (docs/experience-log.md "Warm start"): a run that begins from an
+// experience log. Restart-only; not applied on --resume.
+struct WarmStartConfig {
+  std::string log;        // RUN_DIR, log directory or segment file; "" = no warm start
+  int steps = 1000;       // V-trace: training steps on the log's unrolls before acting starts
+  double bc_cost = 1.0;   // V-trace: weight of behaviour cloning (-log pi(a|x)) added to the loss then
+};
+
+// Reward shaping (docs/reward-shaping.md): a Lua function the actors call once
+// per group of envs per step, kept as its exact text so the engine can send it
+// to actor processes without Lua. Reload class: boundary.
+struct RewardShapingConfig {
+  std::string source;      // "function(n, reward, ...) ... end"; "" = no shaping
+  std::string chunk_name;  // "@path" of the file it was written in: errors name that file
+  int first_line = 1;      // line of its `function` keyword in that file
+
+  bool operator==(const RewardShapingConfig& o) const {
+    return source == o.source && chunk_name == o.chunk_name && first_line == o.first_line;
+  }
+  bool operator!=(const RewardShapingConfig& o) const { return !(*this == o); }
+};
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  std::string algo = "vtrace";
+  uint64_t seed = 1;
+  std::string runs_dir = "runs";  // run directories are created under it
+  EnvConfig env;
+  models::ModelSpec model;
+  VTraceConfig vtrace;
+  R2d2Config r2d2;
+  OptimizerConfig optimizer;
+  TopologyConfig topology;
+  InferenceConfig inference;
+  LearnerConfig learner;
+  StopConfig stop;
+  LogConfig log;
+  CheckpointConfig checkpoint;
+  RecordConfig record;
+  WarmStartConfig warm_start;
+  // Fields that follow a schedule (engine/config/schedule.h), sorted by path; empty =
+  // every field constant. Each such field also holds its value at x = 0.
+  std::vector<ScheduledField> schedules;
+  // Not a schema field (no FieldType holds a function): engine/config/schema.h
+  // lists it as kRewardShapingPath.
+  RewardShapingConfig reward_shaping;
+};
+
+}  // namespace moonseed::engine

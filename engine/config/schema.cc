@@ -1,0 +1,445 @@
+#include "engine/config/schema.h"
+
+#include <cctype>
+#include <limits>
+#include <type_traits>
+
+#include "base/constants.h"
+#include "base/text.h"
+#include "engine/config/values.h"
+
+namespace moonseed::engine {
+namespace {
+
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+using base::kMaxExactInteger;
+
+// The path string and the member expression come from one token sequence, so
+// a field's dotted path can never drift from the member it reads.
+#define MOONSEED_FIELD(member) #member, [](auto& c) -> auto& { return c.member; }
+
+FieldSchema base(const char* path, FieldType type, double min, double max, ReloadClass reload,
+                 const char* doc) {
+  FieldSchema f;
+  f.path = path;
+  f.type = type;
+  f.min = min;
+  f.max = max;
+  f.reload = reload;
+  f.doc = doc;
+  return f;
+}
+
+template <typename Access>
+FieldSchema number(const char* path, Access access, double min, double max, ReloadClass reload,
+                   const char* doc, bool min_exclusive = false) {
+  FieldSchema f = base(path, FieldType::kNumber, min, max, reload, doc);
+  f.min_exclusive = min_exclusive;
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(static_cast<double>(access(c))); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<double>(v); };
+  return f;
+}
+
+template <typename Access>
+FieldSchema integer(const char* path, Access access, double min, double max, ReloadClass reload,
+                    const char* doc) {
+  FieldSchema f = base(path, FieldType::kInteger, min, max, reload, doc);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(static_cast<int64_t>(access(c))); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) {
+    using Member = std::remove_reference_t<decltype(access(c))>;
+    access(c) = static_cast<Member>(std::get<int64_t>(v));
+  };
+  return f;
+}
+
+template <typename Access>
+FieldSchema string(const char* path, Access access, std::vector<std::string> allowed,
+                   ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kString, 0, 0, reload, doc);
+  f.allowed = std::move(allowed);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(access(c)); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<std::string>(v); };
+  return f;
+}
+
+template <typename Access>
+FieldSchema boolean(const char* path, Access access, ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kBool, 0, 0, reload, doc);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(static_cast<bool>(access(c))); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<bool>(v); };
+  return f;
+}
+
+template <typename Access>
+FieldSchema integer_list(const char* path, Access access, double min, double max,
+                         ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kIntegerList, min, max, reload, doc);
+  f.get = [access](const ExperimentConfig& c) {
+    return FieldValue(std::vector<int64_t>(access(c).begin(), access(c).end()));
+  };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) {
+    const auto& list = std::get<std::vector<int64_t>>(v);
+    access(c).assign(list.begin(), list.end());
+  };
+  return f;
+}
+
+template <typename Access>
+FieldSchema number_map(const char* path, Access access, ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kNumberMap, -kInf, kInf, reload, doc);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(NumberMap(access(c))); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<NumberMap>(v); };
+  return f;
+}
+
+template <typename Access>
+FieldSchema layer_list(const char* path, Access access, ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kLayerList, 0, 0, reload, doc);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(access(c)); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<LayerList>(v); };
+  return f;
+}
+
+FieldSchema with_rule(FieldSchema f, std::string rule_doc,
+                      std::function<std::string(const FieldValue&)> rule) {
+  f.rule_doc = std::move(rule_doc);
+  f.rule = std::move(rule);
+  return f;
+}
+
+// The run directory is named after the experiment.
+std::string directory_name_rule(const FieldValue& v) {
+  const std::string& s = std::get<std::string>(v);
+  bool ok = !s.empty() && s != "." && s != "..";
+  for (char c : s) {
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+  }
+  return ok ? "" : "expected letters, digits, '_', '-' or '.' (it names the run directory)";
+}
+
+std::string layer_count_rule(const FieldValue& v) {
+  const size_t n = std::get<std::vector<int64_t>>(v).size();
+  return n >= 1 && n <= 16 ? "" : "expected 1 to 16 hidden layer sizes";
+}
+
+std::string non_empty_rule(const FieldValue& v) {
+  return std::get<std::string>(v).empty() ? "expected a non-empty string" : "";
+}
+
+std::vector<FieldSchema> build_schema() {
+  constexpr ReloadClass kHot = ReloadClass::kHot;
+  constexpr ReloadClass kRestart = ReloadClass::kRestart;
+  return {
+      with_rule(string(MOONSEED_FIELD(name), {}, kRestart, "experiment name; prefix of the run directory"),
+                "letters, digits, `_`, `-`, `.`", directory_name_rule),
+      string(MOONSEED_FIELD(algo), {"vtrace", "r2d2"}, kRestart,
+             "training algorithm: vtrace (IMPALA, FIFO of unrolls) or r2d2 (recurrent Q, prioritized replay)"),
+      integer(MOONSEED_FIELD(seed), 0, kMaxExactInteger, kRestart,
+              "seed of the learner and, offset per env, of the actors' envs"),
+      with_rule(string(MOONSEED_FIELD(runs_dir), {}, kRestart, "directory under which run directories are created"),
+                "non-empty", non_empty_rule),
+
+      string(MOONSEED_FIELD(env.id), {}, kRestart, "Gymnasium id of a built-in environment"),
+      number_map(MOONSEED_FIELD(env.options), kRestart,
+                 "options passed to the environment by name, e.g. {max_episode_steps = 200}"),
+
+      string(MOONSEED_FIELD(model.kind), {"mlp", "layers", "nature_cnn", "impala_resnet"}, kRestart,
+             "network family: mlp (hidden, activation), layers (the declared list) or a preset"),
+      with_rule(integer_list(MOONSEED_FIELD(model.hidden), 1, 65536, kRestart, "sizes of the hidden layers"),
+                "1 to 16 layers", layer_count_rule),
+      string(MOONSEED_FIELD(model.activation), {"tanh", "relu"}, kRestart, "activation of the hidden layers"),
+      with_rule(layer_list(MOONSEED_FIELD(model.layers), kRestart,
+                           "the declared layers when kind = \"layers\": {ms.nn.conv2d(32, 8, 4), ms.nn.relu(), ...}"),
+                "kinds linear, conv2d, maxpool2d, impala_block, lstm (last only), flatten, relu, tanh, elu",
+                [](const FieldValue& v) { return models::layer_list_problem(std::get<LayerList>(v)); }),
+      boolean(MOONSEED_FIELD(model.shared_torso), kRestart, "policy and value heads share the hidden layers"),
+      number(MOONSEED_FIELD(model.init_log_std), -20, 2, kRestart,
+             "initial log standard deviation of Gaussian policies (box actions)"),
+
+      number(MOONSEED_FIELD(vtrace.gamma), 0, 1, kHot, "discount factor"),
+      number(MOONSEED_FIELD(vtrace.lambda), 0, 1, kHot, "trace coefficient: c_t = lambda * min(c_clip, rho_t)"),
+      number(MOONSEED_FIELD(vtrace.rho_clip), 0, kInf, kHot, "clip of rho in the TD error (rho bar)", true),
+      number(MOONSEED_FIELD(vtrace.pg_rho_clip), 0, kInf, kHot, "clip of rho in the policy-gradient advantage", true),
+      number(MOONSEED_FIELD(vtrace.c_clip), 0, kInf, kHot, "clip of rho in the trace coefficients (c bar)", true),
+      number(MOONSEED_FIELD(vtrace.baseline_cost), 0, kInf, kHot, "weight of the value loss"),
+      number(MOONSEED_FIELD(vtrace.entropy_cost), 0, kInf, kHot, "weight of the entropy bonus"),
+
+      integer(MOONSEED_FIELD(r2d2.burn_in), 0, 100000, kRestart,
+              "steps each replayed sequence runs without gradient to warm the LSTM state"),
+      integer(MOONSEED_FIELD(r2d2.trace), 2, 100000, kRestart, "steps of each sequence that are trained on"),
+      integer(MOONSEED_FIELD(r2d2.period), 1, 100000, kRestart,
+              "steps between the starts of an env's sequences (sequences overlap by burn_in + trace - period)"),
+      integer(MOONSEED_FIELD(r2d2.n_step), 1, 1000, kRestart, "steps of reward in each double-Q target"),
+      number(MOONSEED_FIELD(r2d2.gamma), 0, 1, kHot, "discount factor"),
+      number(MOONSEED_FIELD(r2d2.eta), 0, 1, kRestart, "sequence priority: eta max |td| + (1 - eta) mean |td|"),
+      number(MOONSEED_FIELD(r2d2.rescale_eps), 0, 1, kRestart, "epsilon of the value rescaling h", true),
+      integer(MOONSEED_FIELD(r2d2.target_period), 1, 1 << 30, kRestart,
+              "optimizer steps between copies of the online net into the target net"),
+      integer(MOONSEED_FIELD(r2d2.batch), 1, 65536, kRestart, "sequences per training step"),
+      integer(MOONSEED_FIELD(r2d2.capacity), 1, 1 << 26, kRestart, "sequences the replay holds"),
+      integer(MOONSEED_FIELD(r2d2.min_fill), 1, 1 << 26, kRestart, "sequences inserted before training starts"),
+      number(MOONSEED_FIELD(r2d2.samples_per_insert), 0, 1e6, kRestart,
+             "sequences sampled per sequence inserted, held by blocking the faster side; 0 = no limit"),
+      number(MOONSEED_FIELD(r2d2.priority_exponent), 0, 10, kRestart, "alpha: sampling P(i) ~ p_i^alpha"),
+      number(MOONSEED_FIELD(r2d2.importance_exponent), 0, 10, kRestart,
+             "beta: importance weight (N P(i))^-beta, normalised by the max"),
+      number(MOONSEED_FIELD(r2d2.epsilon_base), 0, 1, kHot,
+             "Ape-X exploration: env i of N uses epsilon_base^(1 + epsilon_alpha i / (N - 1))"),
+      number(MOONSEED_FIELD(r2d2.epsilon_alpha), 0, 1000, kHot, "Ape-X exploration exponent spread"),
+      number(MOONSEED_FIELD(r2d2.eval_epsilon), 0, 1, kRestart, "epsilon of evaluation episodes"),
+      integer(MOONSEED_FIELD(r2d2.head_hidden), 0, 65536, kRestart,
+              "hidden units of each dueling stream (value, advantage); 0 = linear heads"),
+      boolean(MOONSEED_FIELD(r2d2.dueling), kRestart, "dueling heads (value + centred advantage); false = one Q head"),
+      boolean(MOONSEED_FIELD(r2d2.prev_action_reward), kRestart,
+              "feed the previous action (one-hot) and reward to the recurrent core"),
+
+      string(MOONSEED_FIELD(optimizer.kind), {"adam", "rmsprop"}, kRestart, "optimizer"),
+      number(MOONSEED_FIELD(optimizer.lr), 0, 1, kHot, "learning rate", true),
+      number(MOONSEED_FIELD(optimizer.eps), 0, 1, kRestart, "epsilon of Adam / RMSProp", true),
+      number(MOONSEED_FIELD(optimizer.rmsprop_alpha), 0, 1, kRestart, "RMSProp smoothing constant"),
+      number(MOONSEED_FIELD(optimizer.rmsprop_momentum), 0, 1, kRestart, "RMSProp momentum"),
+      number(MOONSEED_FIELD(optimizer.max_grad_norm), 0, kInf, kHot, "global gradient-norm clip; 0 disables"),
+      number(MOONSEED_FIELD(optimizer.lr_decay_frames), 0, kInf, kHot,
+             "linear decay of lr to 0 over this many frames; 0 keeps lr constant"),
+
+      integer(MOONSEED_FIELD(topology.actors), 1, 4096, kRestart, "actor processes started by `moonseed run`"),
+      integer(MOONSEED_FIELD(topology.envs_per_actor), 1, 65536, kRestart, "environments stepped by each actor"),
+      integer(MOONSEED_FIELD(topology.groups_per_actor), 1, 64, kRestart,
+              "env groups per actor that step while the others wait for actions"),
+      integer(MOONSEED_FIELD(topology.eval_envs_per_actor), 0, 65535, kRestart,
+              "R2D2: the last k envs of each actor evaluate (r2d2.eval_epsilon, never replayed) and report "
+              "eval_return_mean"),
+      integer(MOONSEED_FIELD(topology.local_actors), -1, 4096, kRestart,
+              "actor processes `moonseed run` starts itself; -1 = all, the rest connect from elsewhere"),
+      string(MOONSEED_FIELD(topology.transport), {"unix", "tcp"}, kRestart, "actor-learner socket kind"),
+      string(MOONSEED_FIELD(topology.listen), {}, kRestart,
+             "learner address; \"\" chooses (unix: RUN_DIR/learner.sock, tcp: 127.0.0.1:0)"),
+
+      integer(MOONSEED_FIELD(inference.max_batch), 1, 65536, kRestart, "most envs in one inference forward pass"),
+      integer(MOONSEED_FIELD(inference.deadline_us), 0, 10000000, kRestart,
+              "a batch runs when its oldest request is this old (microseconds)"),
+      integer(MOONSEED_FIELD(inference.idle_spin_us), 0, 1000000, kRestart,
+              "the inference thread polls this long for a request before it sleeps (microseconds); "
+              "saves a wake-up per round trip at the cost of a busy core"),
+      integer(MOONSEED_FIELD(inference.io_threads), 0, 64, kRestart,
+              "threads that read and write actor sockets; 0 = the inference thread does it "
+              "between batches (one thread hop less per step)"),
+      string(MOONSEED_FIELD(inference.device), {"auto", "cpu", "cuda"}, kRestart,
+             "inference and training device; auto = cuda when available"),
+
+      integer(MOONSEED_FIELD(learner.batch), 1, 65536, kRestart, "unrolls per training step"),
+      integer(MOONSEED_FIELD(learner.unroll), 1, 100000, kRestart, "steps per unroll (T; T+1 stored, overlap 1)"),
+      integer(MOONSEED_FIELD(learner.queue_capacity), 1, 1 << 20, kRestart,
+              "unrolls queued before actors are held back"),
+      integer(MOONSEED_FIELD(learner.torch_threads), 1, 256, kRestart, "intra-op threads of the training thread"),
+
+      integer(MOONSEED_FIELD(stop.frames), 0, kMaxExactInteger, kHot, "stop after this many env frames (a resumed run counts on from its checkpoint); 0 = no limit"),
+      number(MOONSEED_FIELD(stop.seconds), 0, kInf, kHot, "stop after this many seconds (a resumed run counts on from its checkpoint); 0 = no limit"),
+      number(MOONSEED_FIELD(stop.return_mean), -kInf, kInf, kHot,
+             "stop once the mean return of the last 100 episodes reaches this; 0 = off"),
+      number(MOONSEED_FIELD(stop.eval_return_mean), -kInf, kInf, kHot,
+             "stop once the mean return of the last 100 evaluation episodes reaches this; 0 = off"),
+
+      number(MOONSEED_FIELD(log.interval_s), 0, 86400, kHot, "progress line and metrics.jsonl cadence (seconds)", true),
+      boolean(MOONSEED_FIELD(log.progress), kHot, "print the live progress line"),
+
+      number(MOONSEED_FIELD(checkpoint.interval_s), 0, kInf, kHot, "seconds between checkpoints; 0 = only at the end"),
+      integer(MOONSEED_FIELD(checkpoint.keep), 1, 1000, kHot, "newest checkpoints kept"),
+
+      boolean(MOONSEED_FIELD(record.enabled), kRestart,
+              "record every unroll the learner trains on into an experience log (docs/experience-log.md)"),
+      string(MOONSEED_FIELD(record.dir), {}, kRestart,
+             "log directory; \"\" = RUN_DIR/experience, a relative path is taken from the run directory"),
+      string(MOONSEED_FIELD(record.full_queue), {"backpressure", "drop"}, kRestart,
+             "when the disk cannot keep up: hold training back, or drop unrolls and count them"),
+      integer(MOONSEED_FIELD(record.queue_mb), 1, 1 << 20, kRestart, "MiB of unrolls waiting to be written, at most"),
+      integer(MOONSEED_FIELD(record.chunk_kb), 1, 1 << 20, kRestart, "uncompressed KiB per chunk"),
+      integer(MOONSEED_FIELD(record.segment_mb), 1, 1 << 20, kRestart, "a segment file is published at this size"),
+      number(MOONSEED_FIELD(record.segment_age_s), 0, kInf, kRestart,
+             "... or once it is this old (seconds); 0 = no age limit"),
+      number(MOONSEED_FIELD(record.sync_interval_s), 0.001, 86400, kRestart,
+             "written data is fsynced at least this often (seconds)"),
+      integer(MOONSEED_FIELD(record.sync_mb), 1, 1 << 20, kRestart, "... and after this many MiB"),
+      integer(MOONSEED_FIELD(record.compress_threads), 1, 64, kRestart, "threads compressing chunks"),
+      string(MOONSEED_FIELD(record.codec), {"lz4", "none"}, kRestart, "chunk compression"),
+      integer(MOONSEED_FIELD(record.lz4_acceleration), 1, 65537, kRestart,
+              "LZ4's acceleration: 1 compresses best; higher is faster and compresses less"),
+      boolean(MOONSEED_FIELD(record.delta), kRestart,
+              "store each step of a uint8 observation (pixels) XORed with the step before it: "
+              "faster to compress and smaller; readers undo it"),
+
+      string(MOONSEED_FIELD(warm_start.log), {}, kRestart,
+             "start from this experience log (RUN_DIR, log directory or segment): V-trace trains on its "
+             "unrolls first, R2D2 pre-fills its replay; \"\" = no warm start"),
+      integer(MOONSEED_FIELD(warm_start.steps), 1, 1 << 30, kRestart,
+              "V-trace: training steps on the log's unrolls before acting starts"),
+      number(MOONSEED_FIELD(warm_start.bc_cost), 0, kInf, kRestart,
+             "V-trace: weight of behaviour cloning, -log pi(a|x) of the logged actions, added to the loss "
+             "during the warm start"),
+  };
+}
+
+#undef MOONSEED_FIELD
+
+// Tripwire: a structured binding must name every member, so a field added to
+// engine/config/experiment_config.h stops this compiling until the schema above lists it and
+// the binding here is updated.
+[[maybe_unused]] void schema_lists_every_member(ExperimentConfig& c) {
+  // `schedules` is not a field: it belongs to the fields it schedules.
+  // `reward_shaping` is kRewardShapingPath, handled by hand (config_schema.h).
+  [[maybe_unused]] auto& [name, algo, seed, runs_dir, env, model, vtrace, r2d2, optimizer, topology, inference,
+                          learner, stop, log, checkpoint, record, warm_start, schedules, reward_shaping] = c;
+  [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
+  [[maybe_unused]] auto& [env_id, env_options] = c.env;
+  [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;
+  [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost] = c.vtrace;
+  [[maybe_unused]] auto& [burn_in, trace, period, n_step, r2d2_gamma, eta, rescale_eps, target_period, r2d2_batch,
+                          capacity, min_fill, samples_per_insert, priority_exponent, importance_exponent,
+                          epsilon_base, epsilon_alpha, eval_epsilon, head_hidden, dueling, prev_action_reward] =
+      c.r2d2;
+  [[maybe_unused]] auto& [optimizer_kind, lr, eps, rmsprop_alpha, rmsprop_momentum, max_grad_norm,
+                          lr_decay_frames] = c.optimizer;
+  [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, eval_envs_per_actor, local_actors, transport,
+                          listen] =
+      c.topology;
+  [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device] = c.inference;
+  [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;
+  [[maybe_unused]] auto& [frames, seconds, return_mean, eval_return_mean] = c.stop;
+  [[maybe_unused]] auto& [interval_s, progress] = c.log;
+  [[maybe_unused]] auto& [checkpoint_interval_s, keep] = c.checkpoint;
+  [[maybe_unused]] auto& [record_enabled, record_dir, full_queue, queue_mb, chunk_kb, segment_mb, segment_age_s,
+                          sync_interval_s, sync_mb, compress_threads, codec, lz4_acceleration,
+                          delta] = c.record;
+  [[maybe_unused]] auto& [warm_log, warm_steps, bc_cost] = c.warm_start;
+}
+
+}  // namespace
+
+const std::vector<FieldSchema>& config_schema() {
+  static const std::vector<FieldSchema> schema = build_schema();
+  return schema;
+}
+
+const FieldSchema* find_field(const std::string& path) {
+  for (const FieldSchema& f : config_schema()) {
+    if (f.path == path) return &f;
+  }
+  return nullptr;
+}
+
+bool is_section(const std::string& path) {
+  for (const FieldSchema& f : config_schema()) {
+    if (f.path.size() > path.size() && f.path.compare(0, path.size(), path) == 0 &&
+        f.path[path.size()] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> names_in(const std::string& section) {
+  const std::string prefix = section.empty() ? "" : section + ".";
+  std::vector<std::string> names;
+  for (const FieldSchema& f : config_schema()) {
+    if (f.path.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string rest = f.path.substr(prefix.size());
+    const std::string name = rest.substr(0, rest.find('.'));
+    bool seen = false;
+    for (const std::string& n : names) seen = seen || n == name;
+    if (!seen) names.push_back(name);
+  }
+  return names;
+}
+
+std::string did_you_mean(const std::string& unknown_path) {
+  const size_t dot = unknown_path.rfind('.');
+  const std::string parent = dot == std::string::npos ? "" : unknown_path.substr(0, dot);
+  const std::string leaf = dot == std::string::npos ? unknown_path : unknown_path.substr(dot + 1);
+  // A sibling with a close name: a typo.
+  std::vector<std::string> siblings = names_in(parent);
+  if (parent.empty()) siblings.push_back(kRewardShapingPath);
+  std::string sibling = base::closest_name(leaf, siblings);
+  if (!sibling.empty()) return parent.empty() ? sibling : parent + "." + sibling;
+  // The same name in another section: a field written at the wrong level.
+  for (const FieldSchema& f : config_schema()) {
+    const size_t f_dot = f.path.rfind('.');
+    if (f.path.substr(f_dot == std::string::npos ? 0 : f_dot + 1) == leaf) return f.path;
+  }
+  return "";
+}
+
+const char* type_name(FieldType type) {
+  switch (type) {
+    case FieldType::kNumber: return "number";
+    case FieldType::kInteger: return "integer";
+    case FieldType::kString: return "string";
+    case FieldType::kBool: return "boolean";
+    case FieldType::kIntegerList: return "list of integers";
+    case FieldType::kNumberMap: return "map of numbers";
+    case FieldType::kLayerList: return "list of layers";
+  }
+  return "?";
+}
+
+const char* reload_name(ReloadClass reload) {
+  switch (reload) {
+    case ReloadClass::kHot: return "hot";
+    case ReloadClass::kBoundary: return "boundary";
+    case ReloadClass::kRestart: return "restart";
+  }
+  return "?";
+}
+
+std::string schema_markdown() {
+  const ExperimentConfig defaults;
+  std::string md =
+      "# Experiment configuration\n"
+      "\n"
+      "<!-- Generated from engine/config/schema.cc: `cmake --build BUILD --target config_docs`.\n"
+      "     scripts_test fails while this file differs from the schema. -->\n"
+      "\n"
+      "An experiment script returns a table with these fields (`ms.experiment { ... }`\n"
+      "from `require \"moonseed\"`, or a plain table). Every field is optional and takes the\n"
+      "default below; an unknown field, a value of the wrong type or out of range is an\n"
+      "error naming `file:line` and the field, before anything starts. On the command line,\n"
+      "`moonseed run SCRIPT optimizer.lr=3e-4 topology.actors=4` overrides fields by path\n"
+      "(`env.options.NAME=VALUE` sets one env option; lists are written `64,64`).\n"
+      "\n"
+      "Fields of type `number` and reload class `hot` also take a schedule, e.g.\n"
+      "`lr = ms.linear { from = 1e-3, to = 0, frames = 5e6 }` or a Lua function of progress:\n"
+      "see [Schedules](lua-api.md#schedules). The default below is then the value at frame 0.\n"
+      "\n"
+      "Reload class: what a running experiment does when a reloaded script changes the field.\n"
+      "`hot`: applied at the next training step; `boundary`: applied by actors at the next\n"
+      "unroll boundary; `restart`: the reload is refused, naming the field.\n"
+      "\n"
+      "| field | type | default | range | reload | description |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const FieldSchema& f : config_schema()) {
+    std::string row = "| `" + f.path + "` | " + type_name(f.type) + " | `" + lua_literal(f.get(defaults)) +
+                      "` | " + range_text(f) + " | " + reload_name(f.reload) + " | " + f.doc + " |\n";
+    md += row;
+  }
+  md += std::string("| `") + kRewardShapingPath + "` | function | `nil` | a Lua function, or `false` for none | " +
+        reload_name(kRewardShapingReload) +
+        " | run by the actors once per group of envs per step to rewrite rewards: see "
+        "[reward-shaping.md](reward-shaping.md) |\n";
+  return md;
+}
+
+std::vector<std::string> changed_fields(const ExperimentConfig& a,
+                                        const ExperimentConfig& b) {
+  std::vector<std::string> changed;
+  for (const FieldSchema& f : config_schema()) {
+    const Schedule* schedule_a = find_schedule(a, f.path);
+    const Schedule* schedule_b = find_schedule(b, f.path);
+    const bool same_schedule =
+        schedule_a == nullptr ? schedule_b == nullptr : schedule_b != nullptr && *schedule_a == *schedule_b;
+    if (f.get(a) != f.get(b) || !same_schedule) changed.push_back(f.path);
+  }
+  if (a.reward_shaping.source != b.reward_shaping.source) changed.push_back(kRewardShapingPath);
+  return changed;
+}
+
+}  // namespace moonseed::engine

@@ -1,0 +1,126 @@
+// The learner: serves inference to every connected actor, keeps each env's
+// partial unroll, and trains the one model with V-trace or R2D2 (the agent,
+// engine/learner/agent.h, is chosen by config.algo).
+//
+// Threads (docs/architecture.md): rpc io thread(s) call the ActorService
+// methods; one inference thread batches, runs the policy, replies and hands
+// each step to the agent (V-trace: unrolls, collated by the prefetcher;
+// R2D2: sequences into the replay); one training thread runs the loss and the
+// optimizer. The model exists once: inference reads it under the agent's
+// weights lock held shared, the optimizer step holds it exclusively, so
+// inference always sees the newest weights.
+//
+// Lifetime: construct, optionally restore(), start(), ..., stop(). The rpc
+// server must be stopped before the Learner is destroyed.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/config/experiment_config.h"
+#include "engine/learner/stats.h"
+#include "envs/spec.h"
+#include "rpc/service.h"
+
+namespace moonseed::engine {
+
+class Learner : public rpc::ActorService {
+ public:
+  // Builds the model on the configured device. Throws std::invalid_argument for
+  // an env id or model config that cannot be built.
+  Learner(const ExperimentConfig& config, std::string run_id);
+  ~Learner() override;
+  Learner(const Learner&) = delete;
+  Learner& operator=(const Learner&) = delete;
+
+  const envs::EnvSpec& env_spec() const { return spec_; }
+
+  // Run-to-completion (inference.io_threads = 0): the inference thread calls
+  // `pump` to do the socket work that feeds it instead of sleeping, and
+  // `wake` interrupts a waiting pump. Only before start().
+  void set_io_pump(std::function<void(std::chrono::nanoseconds)> pump, std::function<void()> wake);
+
+  // Actors must present this token in their Hello (empty: no check). Only
+  // before start().
+  void set_auth_token(std::string token);
+
+  // Records every trajectory into the experience log at `directory`
+  // (config.record; engine/learner/experience_recorder.h), continuing the episode ids
+  // of a log already there. A directory that cannot be used turns recording
+  // off (stats().record->error) and training goes on. Only before start().
+  void record_to(const std::string& directory);
+
+  // Starts from the experience log config.warm_start.log (Agent::warm_start:
+  // V-trace trains on its unrolls, R2D2 pre-fills its replay), calling
+  // `progress` after each step. Only before start(). Throws
+  // std::invalid_argument for a log that cannot be read or does not fit the
+  // env (naming the log and the column).
+  WarmStartReport warm_start(const std::function<void(const WarmStartReport&)>& progress = {});
+
+  // Loads model, optimizer and counters. Only before start().
+  Counters restore(const std::string& checkpoint_path);
+  void start();
+  // Closes the queues, joins every thread. Idempotent. Actors still connected
+  // get no more replies; the rpc server says Bye to them.
+  void stop();
+
+  // Hot reload (docs/experiments-design.md): the training thread takes the hot
+  // fields of `config` at the top of its next step: vtrace.*, optimizer.lr,
+  // optimizer.max_grad_norm, optimizer.lr_decay_frames and the schedules
+  // (evaluated at every step against frames). Every other field must
+  // equal the running config's: the caller refuses reloads that change
+  // restart-only fields (engine::changed_fields and the schema's reload
+  // classes). Connected actors, and actors that connect later, are sent a
+  // ConfigUpdate with `version` and the boundary fields (engine/config/actor_config.h:
+  // reward shaping), which each group of envs takes at its next unroll boundary
+  // and from then stamps on its StepBatches.
+  // `version` must grow with each call. Thread-safe; any time after start().
+  void set_hot_config(const ExperimentConfig& config, uint64_t version);
+
+  // Pause: the training thread stops between two steps; the FIFO then fills
+  // and holds the actors back (the same backpressure as a slow learner), so
+  // acting stops soon after. Checkpoints and evaluate() still work. Thread-safe.
+  void set_paused(bool paused);
+
+  // Plays `episodes` episodes on fresh envs of the run's env (seeded seed,
+  // seed+1, ...) in the calling thread, all envs stepped together with one
+  // forward pass per step, with the newest weights: the most likely action
+  // when `greedy`, else sampled. An episode ends at termination, at the env's
+  // own time limit, or after `max_steps`. Thread-safe; inference and training
+  // go on meanwhile. Throws std::invalid_argument for episodes outside [1, 10000].
+  Evaluation evaluate(int episodes, uint64_t seed, bool greedy, int64_t max_steps = 100000);
+
+  LearnerStats stats() const;
+
+  // ActorNotices received since the last call, oldest first, each as
+  // "actor N: text" (also printed to stderr when they arrive). At most the
+  // newest 256 are kept between calls. Thread-safe.
+  std::vector<std::string> take_notices();
+  // Writes a checkpoint between two training steps (waits for the current one).
+  // `elapsed_s` is stored in the counters.
+  void save_checkpoint(const std::string& path, double elapsed_s);
+
+  // rpc::ActorService, called on io threads.
+  rpc::Admission on_hello(const rpc::Hello& hello) override;
+  void on_connect(std::shared_ptr<rpc::ActorLink> link) override;
+  void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override;
+  void on_disconnect(int32_t actor_id, const std::string& reason) override;
+  void on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  envs::EnvSpec spec_;
+};
+
+}  // namespace moonseed::engine

@@ -1,0 +1,141 @@
+#include "engine/run/run_directory.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <stdexcept>
+
+namespace moonseed::engine {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string timestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+void make_dir(const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) throw std::runtime_error("cannot create directory " + path + ": " + ec.message());
+}
+
+// "ckpt-123.pt" -> 123, anything else -> -1.
+int64_t checkpoint_step(const std::string& filename) {
+  const std::string prefix = "ckpt-", suffix = ".pt";
+  if (filename.size() <= prefix.size() + suffix.size()) return -1;
+  if (filename.compare(0, prefix.size(), prefix) != 0) return -1;
+  if (filename.compare(filename.size() - suffix.size(), suffix.size(), suffix) != 0) return -1;
+  std::string digits = filename.substr(prefix.size(), filename.size() - prefix.size() - suffix.size());
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return -1;
+  return std::stoll(digits);
+}
+
+}  // namespace
+
+RunDirectory RunDirectory::create(const std::string& runs_dir, const std::string& name) {
+  make_dir(runs_dir);
+  const std::string base = runs_dir + "/" + name + "-" + timestamp();
+  std::string path = base;
+  // mkdir (not create_directories) so that two runs started in the same second
+  // cannot both claim one directory.
+  for (int n = 2; ::mkdir(path.c_str(), 0755) != 0; ++n) {
+    if (errno != EEXIST) {
+      throw std::runtime_error("cannot create run directory " + path + ": " + std::strerror(errno));
+    }
+    path = base + "-" + std::to_string(n);
+  }
+  RunDirectory dir(fs::absolute(path).string());
+  make_dir(dir.checkpoints_dir());
+  make_dir(dir.path_ + "/actors");
+  return dir;
+}
+
+RunDirectory RunDirectory::open(const std::string& path) {
+  if (!fs::is_directory(path)) throw std::runtime_error("run directory " + path + " does not exist");
+  RunDirectory dir(fs::absolute(path).lexically_normal().string());
+  while (dir.path_.size() > 1 && dir.path_.back() == '/') dir.path_.pop_back();
+  if (!fs::exists(dir.config_path())) {
+    throw std::runtime_error(path + " is not a run directory: it has no config.lua");
+  }
+  make_dir(dir.checkpoints_dir());
+  make_dir(dir.path_ + "/actors");
+  return dir;
+}
+
+std::string RunDirectory::run_id() const { return fs::path(path_).filename().string(); }
+
+std::string RunDirectory::actor_log_path(int actor_id) const {
+  return path_ + "/actors/actor-" + std::to_string(actor_id) + ".log";
+}
+
+std::string RunDirectory::checkpoint_path(int64_t step) const {
+  return checkpoints_dir() + "/ckpt-" + std::to_string(step) + ".pt";
+}
+
+std::vector<std::string> RunDirectory::checkpoints() const {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
+    int64_t step = checkpoint_step(entry.path().filename().string());
+    if (step >= 0) found.emplace_back(step, entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> paths;
+  for (auto& f : found) paths.push_back(std::move(f.second));
+  return paths;
+}
+
+std::string RunDirectory::newest_checkpoint() const {
+  auto all = checkpoints();
+  return all.empty() ? std::string() : all.back();
+}
+
+void RunDirectory::prune_checkpoints(int keep) const {
+  auto all = checkpoints();
+  for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 1)) < all.size(); ++i) {
+    std::error_code ec;
+    fs::remove(all[i], ec);
+    fs::remove(all[i] + ".replay", ec);  // R2D2's replay beside its checkpoint
+  }
+}
+
+void RunDirectory::write_file_atomic(const std::string& name, const std::string& content) const {
+  const std::string final_path = path_ + "/" + name;
+  const std::string tmp = final_path + ".partial";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(err));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error("cannot sync " + tmp + ": " + std::strerror(err));
+  }
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    throw std::runtime_error("cannot rename " + tmp + ": " + std::strerror(errno));
+  }
+}
+
+}  // namespace moonseed::engine

@@ -1,0 +1,233 @@
+// IMPALA's V-trace behind engine/learner/agent.h: the policy net acts with sampled
+// actions; each env slot's steps build unrolls (UnrollStore) that wait in a
+// bounded FIFO, the prefetcher collates them into batches on the device, and
+// the training thread runs vtrace_loss and the optimizer. A full FIFO blocks
+// observe(), which holds every actor back (backpressure).
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <stdexcept>
+#include <string>
+
+#include "engine/learner/agent.h"
+#include "engine/learner/agent_registry.h"
+#include "engine/runtime/bounded_queue.h"
+#include "engine/learner/optimizer.h"
+#include "engine/learner/prefetcher.h"
+#include "engine/vtrace/vtrace_loss.h"
+#include "models/action_dist.h"
+#include "models/policy_net.h"
+
+namespace moonseed::engine {
+namespace {
+
+class VtraceEvalPolicy : public EvalPolicy {
+ public:
+  VtraceEvalPolicy(models::PolicyNet model, std::shared_mutex& weights, torch::Device device, bool greedy,
+                   bool discrete)
+      : model_(std::move(model)), weights_(weights), device_(device), greedy_(greedy), discrete_(discrete) {}
+
+  torch::Tensor act(const torch::Tensor& obs, const std::vector<float>&, bool) override {
+    torch::Tensor actions;
+    {
+      torch::NoGradGuard no_grad;
+      std::shared_lock<std::shared_mutex> lock(weights_);
+      models::PolicyOutput policy = model_->forward(obs.to(device_));
+      actions = greedy_ ? models::greedy(policy) : models::sample(policy).actions;
+    }
+    return actions.to(torch::kCPU).to(discrete_ ? torch::kInt32 : torch::kFloat32).contiguous();
+  }
+
+ private:
+  models::PolicyNet model_;
+  std::shared_mutex& weights_;
+  torch::Device device_;
+  bool greedy_;
+  bool discrete_;
+};
+
+class VtraceAgent : public Agent {
+ public:
+  VtraceAgent(const ExperimentConfig& config, const envs::EnvSpec& spec, torch::Device device)
+      : spec_(spec),
+        device_(device),
+        model_(config.model, spec),
+        unrolls_(static_cast<size_t>(config.learner.queue_capacity)),
+        store_(config.topology.actors * config.topology.envs_per_actor,
+               UnrollPool::create(UnrollShape::from_spec(spec, config.learner.unroll),
+                                  config.learner.queue_capacity)) {
+    model_->to(device_);
+    optimizer_ = make_optimizer(config.optimizer, model_->parameters());
+    params_ = model_->parameters();
+    // Unrolls go to the recorder once stacked, when there is one (set_recorder).
+    prefetcher_ = std::make_unique<Prefetcher>(unrolls_, store_.pool().shape(), config.learner.batch, device_, 2,
+                                               [this](UnrollPtr unroll) {
+                                                 if (ExperienceRecorder* r = recorder_.load()) {
+                                                   r->offer(std::move(unroll));
+                                                 }
+                                               });
+  }
+
+  ~VtraceAgent() override { close(); }
+
+  bool wait_for_room() override { return !unrolls_.closed(); }
+
+  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version) override {
+    UnrollPtr done = store_.observe(slot, obs, reward, flags, config_version);
+    // Blocks when the FIFO is full: that holds every actor back.
+    if (done) unrolls_.push(std::move(done));
+  }
+
+  torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs, int64_t version) override {
+    models::ActionSample sample;
+    {
+      torch::NoGradGuard no_grad;
+      torch::Tensor x = obs.to(device_, /*non_blocking=*/true);
+      std::shared_lock<std::shared_mutex> weights(weights_mu_);
+      sample = models::sample(model_->forward(x));
+    }
+    torch::Tensor actions = sample.actions.to(torch::kCPU).contiguous();
+    torch::Tensor logp = sample.logp.to(torch::kCPU, torch::kFloat32).contiguous();
+    const int64_t n = static_cast<int64_t>(slots.size());
+    const auto* action_bytes = static_cast<const uint8_t*>(actions.data_ptr());
+    const int64_t action_stride = actions.numel() / std::max<int64_t>(n, 1) * actions.element_size();
+    const float* logps = logp.data_ptr<float>();
+    for (int64_t k = 0; k < n; ++k) {
+      store_.act(static_cast<int>(slots[static_cast<size_t>(k)]), action_bytes + k * action_stride, logps[k],
+                 version);
+    }
+    return actions;
+  }
+
+  void take_finished_episodes(std::vector<EpisodeResult>& out) override { store_.take_finished_episodes(out); }
+
+  bool await_batch() override {
+    batch_ = prefetcher_->next();
+    return batch_.has_value();
+  }
+
+  TrainReport train(const ExperimentConfig& config, double lr, int64_t version) override {
+    TrainReport report;
+    const UnrollBatch& batch = *batch_;
+    set_learning_rate(*optimizer_, lr);
+    LossTerms loss = vtrace_loss(model_, batch, config.vtrace);
+    optimizer_->zero_grad();
+    loss.total.backward();
+    report.grad_norm = clip_grad_norm(params_, config.optimizer.max_grad_norm);
+    if (!std::isfinite(report.grad_norm)) return report;  // one bad batch must not poison the weights
+    {
+      std::unique_lock<std::shared_mutex> weights(weights_mu_);
+      optimizer_->step();
+    }
+    report.applied = true;
+    report.frames = batch.frames;
+    report.loss_total = loss.total.item<double>();
+    report.loss_policy = loss.policy;
+    report.loss_baseline = loss.baseline;
+    report.loss_entropy = loss.entropy;
+    report.mean_rho = loss.mean_rho;
+    // How many optimizer steps old the acting policy was, averaged over the batch.
+    // Step T carries no action (it is step 0 of the next unroll): leave it out.
+    report.policy_lag = static_cast<double>(version) -
+                        batch.policy_version.narrow(0, 0, batch.T()).to(torch::kFloat64).mean().item<double>();
+    return report;
+  }
+
+  int64_t unroll_length() const override { return store_.pool().shape().unroll_length; }
+
+  void close() override {
+    unrolls_.close();  // unblocks an inference thread held by backpressure
+    prefetcher_->stop();
+  }
+
+  AgentStats stats() const override {
+    AgentStats s;
+    s.queue_size = static_cast<int64_t>(unrolls_.size());
+    return s;
+  }
+
+  std::unique_ptr<EvalPolicy> evaluation_policy(int, bool greedy, uint64_t) override {
+    return std::make_unique<VtraceEvalPolicy>(model_, weights_mu_, device_, greedy,
+                                              spec_.action.kind == envs::SpaceKind::kDiscrete);
+  }
+
+  void set_recorder(ExperienceRecorder* recorder, int64_t next_episode_id) override {
+    store_.set_next_episode_id(next_episode_id);
+    recorder_.store(recorder);
+  }
+
+  WarmStartReport warm_start(LogUnrolls& log, const ExperimentConfig& config,
+                             const std::function<void(const WarmStartReport&)>& progress) override {
+    WarmStartReport report;
+    const size_t batch_size = static_cast<size_t>(config.learner.batch);
+    std::vector<UnrollPtr> pending;
+    while (report.steps < config.warm_start.steps) {
+      UnrollPtr unroll = log.next();
+      if (!unroll) {
+        if (report.unrolls < static_cast<int64_t>(batch_size)) {
+          throw std::invalid_argument("warm start: " + log.directory() + " holds " + std::to_string(report.unrolls) +
+                                      " whole unrolls of " + std::to_string(config.learner.unroll) +
+                                      " steps, fewer than one batch (learner.batch = " +
+                                      std::to_string(batch_size) + ")");
+        }
+        log.rewind();
+        continue;
+      }
+      ++report.unrolls;
+      pending.push_back(std::move(unroll));
+      if (pending.size() < batch_size) continue;
+      UnrollBatch host = collate_unrolls(pending, store_.pool().shape(), false);
+      pending.clear();
+      const UnrollBatch batch = device_.is_cpu() ? std::move(host) : host.to(device_, /*non_blocking=*/false);
+      set_learning_rate(*optimizer_, config.optimizer.lr);
+      LossTerms loss = vtrace_loss(model_, batch, config.vtrace, config.warm_start.bc_cost);
+      optimizer_->zero_grad();
+      loss.total.backward();
+      if (!std::isfinite(clip_grad_norm(params_, config.optimizer.max_grad_norm))) continue;
+      {
+        std::unique_lock<std::shared_mutex> weights(weights_mu_);
+        optimizer_->step();
+      }
+      report.loss_last = loss.total.item<double>();
+      report.bc_last = loss.bc;
+      if (report.steps == 0) {
+        report.loss_first = report.loss_last;
+        report.bc_first = report.bc_last;
+      }
+      ++report.steps;
+      if (progress) progress(report);
+    }
+    return report;
+  }
+
+  void save(const std::string& path, const Counters& counters) override {
+    save_checkpoint(path, *model_, *optimizer_, counters);
+  }
+
+  Counters restore(const std::string& path) override { return load_checkpoint(path, *model_, *optimizer_); }
+
+ private:
+  const envs::EnvSpec spec_;
+  const torch::Device device_;
+  models::PolicyNet model_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::vector<torch::Tensor> params_;
+  std::shared_mutex weights_mu_;  // shared: forward passes for acting; exclusive: the optimizer step
+  BoundedQueue<UnrollPtr> unrolls_;  // inference -> prefetcher
+  UnrollStore store_;                // inference thread only
+  std::unique_ptr<Prefetcher> prefetcher_;
+  std::optional<UnrollBatch> batch_;  // training thread: from await_batch() to train()
+  std::atomic<ExperienceRecorder*> recorder_{nullptr};  // set before the threads start
+};
+
+std::unique_ptr<Agent> make(const ExperimentConfig& config, const envs::EnvSpec& spec, torch::Device device) {
+  return std::make_unique<VtraceAgent>(config, spec, device);
+}
+
+const AgentRegistration kRegistration("vtrace", &make);
+
+}  // namespace
+}  // namespace moonseed::engine

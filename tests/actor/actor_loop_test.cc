@@ -1,0 +1,240 @@
+// The actor loop against a scripted learner over a real Unix socket: when a
+// new config is taken, how batches are stamped, what the group hook sees, and
+// how the hook's problems reach the learner.
+#include "actor/actor_loop.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "envs/env.h"
+#include "rpc/server.h"
+
+namespace moonseed::envs {
+namespace {
+
+constexpr uint32_t kUnroll = 5;
+constexpr uint32_t kEnvs = 4;
+constexpr uint32_t kGroups = 2;
+
+// What the learner received from one group, in order.
+struct Received {
+  uint64_t config_version;
+  std::vector<float> rewards;
+  std::vector<uint8_t> flags;
+};
+
+// Admits one actor to a CartPole run of kEnvs envs in kGroups groups with
+// unroll length kUnroll and config version 1 (payload "1"); answers every
+// StepBatch at once with action 0 and records it.
+class ScriptedLearner : public rpc::ActorService {
+ public:
+  rpc::Admission on_hello(const rpc::Hello&) override {
+    rpc::Admission a;
+    a.accepted = true;
+    a.welcome.run_id = "test-run";
+    a.welcome.env_id = "CartPole-v1";
+    a.welcome.env_spec = make_env("CartPole-v1", {})->spec();
+    a.welcome.num_envs = kEnvs;
+    a.welcome.num_groups = kGroups;
+    a.welcome.seed = 7;
+    a.welcome.config_version = 1;
+    a.welcome.unroll_length = kUnroll;
+    a.welcome.payload = "1";
+    return a;
+  }
+  void on_connect(std::shared_ptr<rpc::ActorLink> link) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    link_ = std::move(link);
+  }
+  void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override {
+    rpc::ActionBatch reply;
+    reply.seq = batch.seq;
+    reply.actions.assign(batch.count * sizeof(int32_t), 0);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      groups_[batch.seq & 0xff].push_back(Received{batch.config_version, batch.rewards, batch.flags});
+    }
+    changed_.notify_all();
+    link->send_actions(std::move(reply));
+  }
+  void on_disconnect(int32_t, const std::string&) override {}
+  void on_notice(const std::shared_ptr<rpc::ActorLink>&, const rpc::ActorNotice& notice) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    notices_.push_back(notice);
+    changed_.notify_all();
+  }
+
+  // Waits (at most 20 s) until `done` holds over what was received.
+  template <typename Done>
+  bool wait(Done done) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(20), [&] { return done(groups_, notices_); });
+  }
+  void send_config(uint64_t version, const std::string& payload) {
+    std::shared_ptr<rpc::ActorLink> link;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      link = link_;
+    }
+    ASSERT_NE(link, nullptr);
+    link->send_config(rpc::ConfigUpdate{version, payload});
+  }
+  std::map<uint64_t, std::vector<Received>> groups() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return groups_;
+  }
+  std::vector<rpc::ActorNotice> notices() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return notices_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::shared_ptr<rpc::ActorLink> link_;                 // guarded by mu_
+  std::map<uint64_t, std::vector<Received>> groups_;     // guarded by mu_, by group index
+  std::vector<rpc::ActorNotice> notices_;                // guarded by mu_
+};
+
+using Groups = std::map<uint64_t, std::vector<Received>>;
+using Notices = std::vector<rpc::ActorNotice>;
+
+// Adds 1000 * (the payload as a number) to every reward, so the learner can
+// tell which config shaped a batch; payload "fail" makes on_step fail.
+class MarkingHook : public GroupHook {
+ public:
+  void start(const EnvSpec& spec, uint32_t num_groups) override {
+    marks_.assign(num_groups, 0);
+    failing_.assign(num_groups, false);
+  }
+  std::string apply_config(uint32_t group, uint64_t, const std::string& payload) override {
+    failing_[group] = payload == "fail";
+    if (!failing_[group]) marks_[group] = std::stof(payload);
+    return "";
+  }
+  std::string on_step(uint32_t group, uint32_t count, float* rewards, const uint8_t*, const uint8_t*) override {
+    if (failing_[group]) return "shaping failed at exp.lua:3: boom";
+    for (uint32_t i = 0; i < count; ++i) rewards[i] += 1000 * marks_[group];
+    return "";
+  }
+
+ private:
+  std::vector<float> marks_;
+  std::vector<bool> failing_;
+};
+
+class ActorLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("moonseed-actor-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    address_ = server_.listen("unix:" + (dir_ / "l.sock").string()).to_string();
+    server_.start();
+  }
+  void TearDown() override {
+    stop_ = true;
+    if (actor_.joinable()) actor_.join();
+    server_.stop();
+    std::filesystem::remove_all(dir_);
+  }
+  void start_actor(std::shared_ptr<GroupHook> hook) {
+    options_.address = address_;
+    options_.verbose = false;
+    options_.reconnect_for_s = 1;
+    options_.hook = std::move(hook);
+    actor_ = std::thread([this] { run_actor(options_, stop_); });
+  }
+  static bool each_group_sent(const Groups& g, size_t n) {
+    return g.size() == kGroups && g.at(0).size() >= n && g.at(1).size() >= n;
+  }
+  // Every group has sent `n` batches stamped with `version`.
+  static bool each_group_stamped(const Groups& g, uint64_t version, size_t n) {
+    if (g.size() != kGroups) return false;
+    for (const auto& [group, batches] : g) {
+      size_t stamped = 0;
+      for (const Received& b : batches) stamped += b.config_version == version ? 1 : 0;
+      if (stamped < n) return false;
+    }
+    return true;
+  }
+
+  ScriptedLearner learner_;
+  rpc::Server server_{learner_, rpc::ServerOptions{}};
+  std::filesystem::path dir_;
+  std::string address_;
+  ActorOptions options_;
+  std::atomic<bool> stop_{false};
+  std::thread actor_;
+};
+
+TEST_F(ActorLoop, ANewConfigIsTakenAtEachGroupsNextUnrollBoundaryAndStampedFromThere) {
+  start_actor(std::make_shared<MarkingHook>());
+  ASSERT_TRUE(learner_.wait([](const Groups& g, const Notices&) { return each_group_sent(g, 7); }));
+  learner_.send_config(2, "2");
+  ASSERT_TRUE(learner_.wait([](const Groups& g, const Notices&) { return each_group_stamped(g, 2, 2 * kUnroll); }));
+  stop_ = true;
+  actor_.join();
+
+  for (const auto& [group, batches] : learner_.groups()) {
+    size_t switched = 0;
+    while (switched < batches.size() && batches[switched].config_version == 1) ++switched;
+    ASSERT_LT(switched, batches.size()) << "group " << group << " never took version 2";
+    EXPECT_GT(switched, 0u);
+    EXPECT_EQ(switched % kUnroll, 0u) << "group " << group << " switched at observation " << switched;
+    for (size_t k = 0; k < batches.size(); ++k) {
+      EXPECT_EQ(batches[k].config_version, k < switched ? 1u : 2u) << "group " << group << " observation " << k;
+      // The boundary's own rewards close the previous unroll: the old config shaped them.
+      const float mark = k == 0 ? 0.f : k <= switched ? 1000.f : 2000.f;
+      for (size_t i = 0; i < batches[k].rewards.size(); ++i) {
+        const float raw = batches[k].rewards[i] - mark;
+        EXPECT_TRUE(raw == 0.f || raw == 1.f) << "group " << group << " observation " << k << " env " << i
+                                              << " reward " << batches[k].rewards[i];
+      }
+    }
+  }
+}
+
+TEST_F(ActorLoop, WithoutAHookTheVersionStillChangesAtABoundaryAndRewardsAreTheEnvs) {
+  start_actor(nullptr);
+  ASSERT_TRUE(learner_.wait([](const Groups& g, const Notices&) { return each_group_sent(g, 3); }));
+  learner_.send_config(2, "2");
+  ASSERT_TRUE(learner_.wait([](const Groups& g, const Notices&) { return each_group_stamped(g, 2, 2 * kUnroll); }));
+  stop_ = true;
+  actor_.join();
+  for (const auto& [group, batches] : learner_.groups()) {
+    size_t switched = 0;
+    while (switched < batches.size() && batches[switched].config_version == 1) ++switched;
+    ASSERT_LT(switched, batches.size());
+    EXPECT_EQ(switched % kUnroll, 0u);
+    for (const Received& b : batches) {
+      for (float r : b.rewards) EXPECT_TRUE(r == 0.f || r == 1.f) << r;
+    }
+  }
+}
+
+TEST_F(ActorLoop, AHooksProblemReachesTheLearnerAsAnActorNoticeAndSteppingGoesOn) {
+  start_actor(std::make_shared<MarkingHook>());
+  ASSERT_TRUE(learner_.wait([](const Groups& g, const Notices&) { return each_group_sent(g, 2); }));
+  learner_.send_config(2, "fail");
+  ASSERT_TRUE(learner_.wait([](const Groups&, const Notices& n) { return !n.empty(); }));
+  const size_t sent = learner_.groups().at(0).size();
+  EXPECT_TRUE(learner_.wait([&](const Groups& g, const Notices&) { return g.at(0).size() > sent + 3; }));
+  const rpc::ActorNotice notice = learner_.notices().front();
+  EXPECT_EQ(notice.text, "shaping failed at exp.lua:3: boom");
+  EXPECT_EQ(notice.config_version, 2u);
+}
+
+}  // namespace
+}  // namespace moonseed::envs

@@ -1,0 +1,106 @@
+// A valid config in which every field differs from its default: round trips
+// and schema coverage tests use it, so a field the schema misses shows up.
+#pragma once
+
+#include "engine/config/experiment_config.h"
+
+namespace moonseed::test {
+
+inline engine::ExperimentConfig config_with_every_field_changed() {
+  engine::ExperimentConfig c;
+  c.name = "every-field.v2";
+  c.algo = "r2d2";
+  c.seed = 123456789012345;
+  c.runs_dir = "/tmp/some \"quoted\" runs";
+  c.env.id = "CartPole-v1";  // the env every build has: cannot differ
+  c.env.options = {{"max_episode_steps", 200}};
+  c.model.kind = "layers";
+  c.model.hidden = {128, 7, 3};
+  c.model.activation = "relu";
+  c.model.layers = {{"linear", 48}, {"elu"}, {"linear", 16}, {"tanh"}};
+  c.model.shared_torso = true;
+  c.model.init_log_std = -1.25;
+  c.vtrace.gamma = 0.997;
+  c.vtrace.lambda = 0.95;
+  c.vtrace.rho_clip = 2.5;
+  c.vtrace.pg_rho_clip = 1.5;
+  c.vtrace.c_clip = 0.9;
+  c.vtrace.baseline_cost = 0.25;
+  c.vtrace.entropy_cost = 0.01;
+  c.r2d2.burn_in = 8;
+  c.r2d2.trace = 30;
+  c.r2d2.period = 19;
+  c.r2d2.n_step = 4;
+  c.r2d2.gamma = 0.95;
+  c.r2d2.eta = 0.75;
+  c.r2d2.rescale_eps = 2e-3;
+  c.r2d2.target_period = 400;
+  c.r2d2.batch = 24;
+  c.r2d2.capacity = 777;
+  c.r2d2.min_fill = 33;
+  c.r2d2.samples_per_insert = 2.5;
+  c.r2d2.priority_exponent = 0.7;
+  c.r2d2.importance_exponent = 0.45;
+  c.r2d2.epsilon_base = 0.3;
+  c.r2d2.epsilon_alpha = 5;
+  c.r2d2.eval_epsilon = 0.01;
+  c.r2d2.head_hidden = 96;
+  c.r2d2.dueling = false;
+  c.r2d2.prev_action_reward = false;
+  c.optimizer.kind = "rmsprop";
+  c.optimizer.lr = 0.1 * 3;  // not exactly representable: tests number formatting
+  c.optimizer.eps = 1e-5;
+  c.optimizer.rmsprop_alpha = 0.9;
+  c.optimizer.rmsprop_momentum = 0.5;
+  c.optimizer.max_grad_norm = 0;
+  c.optimizer.lr_decay_frames = 1e9;
+  c.topology.actors = 3;
+  c.topology.envs_per_actor = 17;
+  c.topology.groups_per_actor = 1;
+  c.topology.eval_envs_per_actor = 3;
+  c.topology.local_actors = 2;
+  c.topology.transport = "tcp";
+  c.topology.listen = "127.0.0.1:4000";
+  c.inference.max_batch = 128;
+  c.inference.deadline_us = 250;
+  c.inference.idle_spin_us = 20;
+  c.inference.io_threads = 2;
+  c.inference.device = "cpu";
+  c.learner.batch = 8;
+  c.learner.unroll = 40;
+  c.learner.queue_capacity = 64;
+  c.learner.torch_threads = 2;
+  c.stop.frames = 5000000;
+  c.stop.seconds = 90.5;
+  c.stop.return_mean = -150;
+  c.stop.eval_return_mean = 180;
+  c.log.interval_s = 2.5;
+  c.log.progress = false;
+  c.checkpoint.interval_s = 60;
+  c.checkpoint.keep = 5;
+  c.record.enabled = true;
+  c.record.dir = "/data/logs";
+  c.record.full_queue = "drop";
+  c.record.queue_mb = 64;
+  c.record.chunk_kb = 512;
+  c.record.segment_mb = 128;
+  c.record.segment_age_s = 30;
+  c.record.sync_interval_s = 0.5;
+  c.record.sync_mb = 8;
+  c.record.compress_threads = 2;
+  c.record.codec = "none";
+  c.record.lz4_acceleration = 8;
+  c.record.delta = false;
+  c.warm_start.log = "runs/teacher";
+  c.warm_start.steps = 250;
+  c.warm_start.bc_cost = 0.5;
+  c.reward_shaping.source =
+      "function(n, reward, obs, obs_size, terminated, truncated)\n"
+      "    for i = 0, n - 1 do reward[i] = 2 * reward[i] - 0.5 * obs[i * obs_size] end\n"
+      "  end";
+  c.reward_shaping.chunk_name = "@exp.lua";
+  c.reward_shaping.first_line = 12;
+  return c;
+}
+
+}  // namespace moonseed::test

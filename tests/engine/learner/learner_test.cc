@@ -1,0 +1,342 @@
+// The learner as an actor sees it: a real rpc::Server on a Unix socket, a
+// real rpc::Client stepping CartPole-shaped observations through it.
+#include "engine/learner/learner.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/config/actor_config.h"
+#include "rpc/client.h"
+#include "rpc/server.h"
+
+namespace moonseed::engine {
+namespace {
+
+ExperimentConfig small_config() {
+  ExperimentConfig c;
+  c.topology.actors = 1;
+  c.topology.envs_per_actor = 2;
+  c.topology.groups_per_actor = 1;
+  c.learner.batch = 1;
+  c.learner.unroll = 2;
+  c.learner.queue_capacity = 4;
+  c.inference.max_batch = 2;
+  c.inference.deadline_us = 100;
+  c.inference.io_threads = 1;
+  c.model.hidden = {8};
+  c.optimizer.lr = 1e-3;
+  return c;
+}
+
+// A learner serving one Unix socket in a fresh directory.
+struct Served {
+  explicit Served(const ExperimentConfig& config)
+      : dir(std::filesystem::temp_directory_path() / ("moonseed-learner-" + std::to_string(::getpid()))),
+        learner(config, "test-run"),
+        server(learner, options()) {
+    std::filesystem::create_directories(dir);
+    address = server.listen("unix:" + (dir / "l.sock").string()).to_string();
+    server.start();
+    learner.start();
+  }
+  ~Served() {
+    server.stop();
+    learner.stop();
+    std::filesystem::remove_all(dir);
+  }
+  static rpc::ServerOptions options() {
+    rpc::ServerOptions o;
+    o.io_threads = 1;
+    return o;
+  }
+  std::filesystem::path dir;
+  Learner learner;
+  rpc::Server server;
+  std::string address;
+};
+
+// Sends one step of both envs (zero observations, these flags and rewards)
+// and waits for the actions; returns the last ConfigUpdate version seen on the
+// way (0 when none) and the actions in `actions` when given.
+uint64_t exchange(rpc::Client& client, uint64_t seq, uint64_t config_version, const std::vector<uint8_t>& flags,
+                  float reward, std::vector<int32_t>* actions = nullptr) {
+  rpc::StepBatch b;
+  b.seq = seq;
+  b.count = 2;
+  b.config_version = config_version;
+  b.observations.assign(2 * 4 * sizeof(float), 0);
+  b.rewards.assign(2, reward);
+  b.flags = flags;
+  client.send(b);
+  uint64_t update = 0;
+  while (true) {
+    rpc::Incoming in = client.receive(std::chrono::seconds(10));
+    if (auto* u = std::get_if<rpc::ConfigUpdate>(&in)) {
+      update = u->config_version;
+      continue;
+    }
+    auto* reply = std::get_if<rpc::ActionBatch>(&in);
+    EXPECT_TRUE(reply != nullptr) << "variant " << in.index();
+    if (reply != nullptr && actions != nullptr) {
+      actions->resize(reply->actions.size() / sizeof(int32_t));
+      std::memcpy(actions->data(), reply->actions.data(), actions->size() * sizeof(int32_t));
+    }
+    return update;
+  }
+}
+
+uint64_t step(rpc::Client& client, uint64_t seq, uint64_t config_version, bool first) {
+  return exchange(client, seq, config_version, std::vector<uint8_t>(2, first ? envs::kFirst : 0), first ? 0.f : 1.f);
+}
+
+TEST(Learner, HotConfigReachesActorsAndTheNextTrainingStep) {
+  Served s(small_config());
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  EXPECT_EQ(client.hello(rpc::Hello{}).config_version, 0u);
+
+  uint64_t seq = 0;
+  uint64_t version = 0;
+  for (int i = 0; i < 8; ++i) step(client, ++seq, version, i == 0);
+  ASSERT_EQ(s.learner.stats().config_version, 0u);
+
+  ExperimentConfig hot = small_config();
+  hot.optimizer.lr = 2.5e-4;
+  hot.vtrace.entropy_cost = 0.02;
+  s.learner.set_hot_config(hot, 1);
+  EXPECT_EQ(s.learner.stats().config_version, 1u);
+  // The actor hears of it on its stream, and stamps its next batches.
+  for (int i = 0; i < 200 && version == 0; ++i) version = step(client, ++seq, version, false);
+  EXPECT_EQ(version, 1u);
+  // Training takes it at the top of a step: keep acting until one ran.
+  LearnerStats st;
+  for (int i = 0; i < 2000; ++i) {
+    step(client, ++seq, version, false);
+    st = s.learner.stats();
+    if (st.applied_config_version == 1 && st.optimizer_steps > 0 && st.learning_rate == 2.5e-4) break;
+  }
+  EXPECT_EQ(st.applied_config_version, 1u);
+  EXPECT_DOUBLE_EQ(st.learning_rate, 2.5e-4);
+  EXPECT_DOUBLE_EQ(st.entropy_cost, 0.02);
+  client.close();
+}
+
+TEST(Learner, AnActorThatConnectsAfterAReloadIsWelcomedWithTheCurrentVersion) {
+  Served s(small_config());
+  s.learner.set_hot_config(small_config(), 3);
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  EXPECT_EQ(client.hello(rpc::Hello{}).config_version, 3u);
+  client.close();
+}
+
+RewardShapingConfig doubling() {
+  RewardShapingConfig f;
+  f.source = "function(n, reward) for i = 0, n - 1 do reward[i] = 2 * reward[i] end end";
+  f.chunk_name = "@exp.lua";
+  f.first_line = 9;
+  return f;
+}
+
+RewardShapingConfig shaping_in(const std::string& payload) {
+  std::string error;
+  const std::optional<ActorConfig> config = decode_actor_config(payload, &error);
+  EXPECT_TRUE(config.has_value()) << error;
+  return config ? config->reward_shaping : RewardShapingConfig{};
+}
+
+TEST(Learner, TheWelcomeCarriesTheUnrollLengthAndTheRunsRewardShaping) {
+  ExperimentConfig c = small_config();
+  c.learner.unroll = 7;
+  c.reward_shaping = doubling();
+  Served s(c);
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  const rpc::Welcome welcome = client.hello(rpc::Hello{});
+  EXPECT_EQ(welcome.unroll_length, 7u);
+  EXPECT_EQ(shaping_in(welcome.payload), doubling());
+  client.close();
+}
+
+TEST(Learner, AHotConfigSendsItsRewardShapingToConnectedAndLaterActors) {
+  ExperimentConfig two_actors = small_config();
+  two_actors.topology.actors = 2;  // the later actor needs no free slot from the first
+  Served s(two_actors);
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  EXPECT_EQ(shaping_in(client.hello(rpc::Hello{}).payload), RewardShapingConfig{});
+  ExperimentConfig shaped = two_actors;
+  shaped.reward_shaping = doubling();
+  s.learner.set_hot_config(shaped, 1);
+  const rpc::Incoming in = client.receive(std::chrono::seconds(10));
+  ASSERT_TRUE(std::holds_alternative<rpc::ConfigUpdate>(in)) << "variant " << in.index();
+  EXPECT_EQ(std::get<rpc::ConfigUpdate>(in).config_version, 1u);
+  EXPECT_EQ(shaping_in(std::get<rpc::ConfigUpdate>(in).payload), doubling());
+  // Another actor: its Welcome has what runs now.
+  rpc::Client again = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  const rpc::Welcome welcome = again.hello(rpc::Hello{});
+  EXPECT_EQ(welcome.config_version, 1u);
+  EXPECT_EQ(shaping_in(welcome.payload), doubling());
+  again.close();
+  client.close();
+}
+
+TEST(Learner, AnActorNoticeIsKeptForTakeNoticesNamingTheActor) {
+  Served s(small_config());
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  client.hello(rpc::Hello{});
+  ::testing::internal::CaptureStderr();
+  client.send(rpc::ActorNotice{0, "reward_shaping failed at exp.lua:12: boom; keeping the previous function"});
+  std::vector<std::string> notices;
+  for (int i = 0; i < 1000 && notices.empty(); ++i) {
+    notices = s.learner.take_notices();
+    if (notices.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0], "actor 0: reward_shaping failed at exp.lua:12: boom; keeping the previous function");
+  EXPECT_NE(printed.find("moonseed: " + notices[0]), std::string::npos) << printed;
+  EXPECT_TRUE(s.learner.take_notices().empty()) << "taken once";
+  client.close();
+}
+
+TEST(Learner, AHotConfigVersionMustGrow) {
+  Served s(small_config());
+  s.learner.set_hot_config(small_config(), 2);
+  EXPECT_THROW(s.learner.set_hot_config(small_config(), 2), std::invalid_argument);
+  EXPECT_THROW(s.learner.set_hot_config(small_config(), 1), std::invalid_argument);
+}
+
+// R2D2 (algo = "r2d2") behind the same learner: env 1 of the actor evaluates.
+ExperimentConfig small_r2d2_config() {
+  ExperimentConfig c = small_config();
+  c.algo = "r2d2";
+  c.model.kind = "layers";
+  c.model.layers = {{"linear", 8}, {"relu"}, {"lstm", 4}};
+  c.r2d2.burn_in = 1;
+  c.r2d2.trace = 2;
+  c.r2d2.period = 1;
+  c.r2d2.batch = 1;
+  c.r2d2.capacity = 64;
+  c.r2d2.min_fill = 1;
+  c.r2d2.head_hidden = 4;
+  c.r2d2.target_period = 1;
+  c.topology.eval_envs_per_actor = 1;
+  return c;
+}
+
+TEST(Learner, R2d2CountsEvaluationEpisodesApartAndReplaysOnlyTrainingEnvs) {
+  Served s(small_r2d2_config());
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  client.hello(rpc::Hello{});
+  // Three episodes of each env: x0 (first), x1, x2, x3 final (terminated).
+  uint64_t seq = 0;
+  std::vector<int32_t> actions;
+  for (int episode = 0; episode < 3; ++episode) {
+    exchange(client, ++seq, 0, {envs::kFirst, envs::kFirst}, 0, &actions);
+    for (int t = 1; t <= 2; ++t) exchange(client, ++seq, 0, {0, 0}, 1, &actions);
+    exchange(client, ++seq, 0, {envs::kTerminated, envs::kTerminated}, 1, &actions);
+    ASSERT_EQ(actions.size(), 2u);
+    for (int32_t a : actions) EXPECT_TRUE(a == 0 || a == 1) << a;  // CartPole: Discrete(2)
+  }
+  LearnerStats st;
+  // Episodes are counted just after the reply, and the training thread
+  // inserts what the steps completed: wait for both.
+  for (int i = 0; i < 1000; ++i) {
+    st = s.learner.stats();
+    if (st.episodes == 3 && st.eval_episodes == 3 && st.replay_size > 0 && st.optimizer_steps > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(st.episodes, 3);
+  EXPECT_EQ(st.eval_episodes, 3);
+  EXPECT_DOUBLE_EQ(st.return_mean, 3);
+  EXPECT_DOUBLE_EQ(st.eval_return_mean, 3);
+  // Env 0 alone: 4 steps per episode, sequences of 3 starting at every step
+  // within an episode's recording; env 1 would double it.
+  EXPECT_GT(st.replay_size, 0);
+  EXPECT_LE(st.replay_size, 3 * 4);
+  EXPECT_GT(st.optimizer_steps, 0);
+  client.close();
+}
+
+TEST(Learner, R2d2TakesHotExplorationAtTheNextBatchAfterATrainingStep) {
+  ExperimentConfig config = small_r2d2_config();
+  config.r2d2.epsilon_base = 1;  // env 0 explores on every step; env 1 evaluates (1e-3)
+  config.r2d2.eval_epsilon = 0;
+  Served s(config);
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  client.hello(rpc::Hello{});
+  uint64_t seq = 0;
+  exchange(client, ++seq, 0, {envs::kFirst, envs::kFirst}, 0);
+  for (int t = 0; t < 9; ++t) exchange(client, ++seq, 0, {0, 0}, 1);
+  EXPECT_EQ(s.learner.stats().explored_actions, 10);
+
+  ExperimentConfig greedy = config;
+  greedy.r2d2.epsilon_base = 0;
+  s.learner.set_hot_config(greedy, 1);
+  // The training thread takes it at the top of a step and hands it over at its
+  // end; the inference thread applies it at the batch after that.
+  int64_t steps_when_taken = -1;
+  for (int i = 0; i < 2000; ++i) {
+    exchange(client, ++seq, 1, {0, 0}, 1);
+    const LearnerStats st = s.learner.stats();
+    if (st.applied_config_version == 1 && steps_when_taken < 0) steps_when_taken = st.optimizer_steps;
+    if (steps_when_taken >= 0 && st.optimizer_steps > steps_when_taken) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_GE(steps_when_taken, 0) << "the hot config was never applied";
+  exchange(client, ++seq, 1, {0, 0}, 1);
+  const int64_t explored = s.learner.stats().explored_actions;
+  for (int t = 0; t < 20; ++t) exchange(client, ++seq, 1, {0, 0}, 1);
+  EXPECT_EQ(s.learner.stats().explored_actions, explored);
+  client.close();
+}
+
+TEST(Learner, R2d2EvaluatesWithItsRecurrentNetAndCheckpointsTheReplayBesideTheModel) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("moonseed-r2d2-ckpt-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "ckpt-1.pt").string();
+  int64_t replay_size = 0;
+  {
+    Served s(small_r2d2_config());
+    rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+    client.hello(rpc::Hello{});
+    uint64_t seq = 0;
+    exchange(client, ++seq, 0, {envs::kFirst, envs::kFirst}, 0);
+    for (int t = 0; t < 12; ++t) exchange(client, ++seq, 0, {0, 0}, 1);
+    // Until the training thread inserted every completed sequence.
+    for (int i = 0; i < 500; ++i) {
+      const LearnerStats st = s.learner.stats();
+      if (st.replay_size > 0 && st.queue_size == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    replay_size = s.learner.stats().replay_size;
+    ASSERT_GT(replay_size, 0);
+    const Evaluation e = s.learner.evaluate(3, 7, /*greedy=*/true, /*max_steps=*/50);
+    ASSERT_EQ(e.returns.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_GE(e.lengths[i], 8);  // CartPole cannot fall sooner
+      EXPECT_LE(e.lengths[i], 50);
+      EXPECT_EQ(e.returns[i], static_cast<double>(e.lengths[i]));
+    }
+    s.learner.save_checkpoint(path, 1.5);
+    client.close();
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_TRUE(std::filesystem::exists(path + ".replay"));
+  Learner restored(small_r2d2_config(), "test-run");
+  const Counters c = restored.restore(path);
+  EXPECT_EQ(c.elapsed_s, 1.5);
+  EXPECT_EQ(restored.stats().replay_size, replay_size);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace moonseed::engine
