@@ -247,23 +247,15 @@ engine::MetricsRow counters_row(const engine::LearnerStats& s, const engine::Exp
       .add("episodes", s.episodes).add("return_mean", s.return_mean)
       .add("length_mean", s.length_mean).add("optimizer_steps", s.optimizer_steps)
       .add("trained_frames", s.trained_frames).add("loss_total", s.loss_total)
-      .add("loss_policy", s.loss_policy).add("loss_baseline", s.loss_baseline)
-      .add("loss_entropy", s.loss_entropy).add("grad_norm", s.grad_norm)
-      .add("mean_rho", s.mean_rho).add("learning_rate", s.learning_rate)
-      .add("policy_lag", s.policy_lag).add("actors", s.actors_connected)
-      .add("actor_restarts", actor_restarts).add("queue", s.queue_size)
-      .add("inference_batch_envs", s.mean_batch_envs).add("entropy_cost", s.entropy_cost)
+      .add("grad_norm", s.grad_norm).add("learning_rate", s.learning_rate)
+      .add("actors", s.actors_connected).add("actor_restarts", actor_restarts).add("queue", s.queue_size)
+      .add("inference_batch_envs", s.mean_batch_envs)
       .add("config_version", static_cast<double>(s.applied_config_version));
   if (cfg.topology.eval_envs_per_actor > 0) {
     row.add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean);
   }
-  if (cfg.algo == "r2d2") {
-    // The training thread's time in the replay against its time in the nets, since the start.
-    const double busy = s.replay_seconds + s.network_seconds;
-    row.add("replay_size", s.replay_size).add("mean_q", s.mean_q).add("mean_priority", s.mean_priority)
-        .add("explored_actions", s.explored_actions)
-        .add("replay_time_share", busy > 0 ? s.replay_seconds / busy : 0.0);
-  }
+  // The algorithm's own numbers (V-trace: loss_policy, mean_rho, ...; R2D2: mean_q, replay_size, ...).
+  for (const engine::Metric& m : s.agent_metrics) row.add(m.name, m.value);
   if (s.record) {
     const engine::RecorderStats& r = *s.record;
     row.add("record_steps", r.recorded_steps).add("record_dropped_steps", r.dropped_steps)
@@ -324,7 +316,7 @@ int run_command(const Args& args) {
 
   rpc::ServerOptions server_options;
   server_options.io_threads = cfg.inference.io_threads;
-  rpc::Server server(learner, server_options);
+  rpc::Server server(learner.actor_service(), server_options);
   if (cfg.inference.io_threads == 0) {
     learner.set_io_pump([&server](std::chrono::nanoseconds max_wait) { server.run_for(max_wait); },
                         [&server] { server.wake(); });

@@ -91,8 +91,9 @@ std::string RunControl::status() {
     << ", \"env\": " << base::json_quote(c_.cfg.env.id) << ", \"elapsed_s\": " << number(c_.elapsed_s())
     << ", \"frames\": " << s.frames << ", \"episodes\": " << s.episodes
     << ", \"return_mean\": " << number(s.return_mean) << ", \"optimizer_steps\": " << s.optimizer_steps
-    << ", \"learning_rate\": " << number(s.learning_rate) << ", \"entropy_cost\": " << number(s.entropy_cost)
-    << ", \"config_version\": " << s.config_version << ", \"applied_config_version\": " << s.applied_config_version
+    << ", \"learning_rate\": " << number(s.learning_rate);
+  for (const engine::Metric& m : s.agent_metrics) o << ", " << base::json_quote(m.name) << ": " << number(m.value);
+  o << ", \"config_version\": " << s.config_version << ", \"applied_config_version\": " << s.applied_config_version
     << ", \"paused\": " << (s.paused ? "true" : "false") << ", \"actors\": " << s.actors_connected
     << ", \"actors_expected\": " << c_.cfg.topology.actors << "}";
   return o.str();

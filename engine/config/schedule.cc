@@ -4,49 +4,15 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "base/text.h"
 #include "base/constants.h"
+#include "base/text.h"
 #include "engine/config/experiment_config.h"
+#include "engine/config/schema.h"
 
 namespace moonseed::engine {
 namespace {
 
 using base::kPi;
-
-// The shortest text that reads back as `v`, for messages.
-// One entry per schedulable field. The path is spelled from the member
-// expression, so the two cannot drift apart; scripts_test checks the list
-// against the schema's hot number fields.
-struct Schedulable {
-  const char* path;
-  double& (*field)(ExperimentConfig&);
-};
-
-#define MOONSEED_SCHEDULABLE(member) \
-  Schedulable { #member, [](ExperimentConfig& c) -> double& { return c.member; } }
-
-const Schedulable kSchedulable[] = {
-    MOONSEED_SCHEDULABLE(vtrace.gamma),
-    MOONSEED_SCHEDULABLE(vtrace.lambda),
-    MOONSEED_SCHEDULABLE(vtrace.rho_clip),
-    MOONSEED_SCHEDULABLE(vtrace.pg_rho_clip),
-    MOONSEED_SCHEDULABLE(vtrace.c_clip),
-    MOONSEED_SCHEDULABLE(vtrace.baseline_cost),
-    MOONSEED_SCHEDULABLE(vtrace.entropy_cost),
-    MOONSEED_SCHEDULABLE(r2d2.gamma),
-    MOONSEED_SCHEDULABLE(r2d2.epsilon_base),
-    MOONSEED_SCHEDULABLE(r2d2.epsilon_alpha),
-    MOONSEED_SCHEDULABLE(optimizer.lr),
-    MOONSEED_SCHEDULABLE(optimizer.max_grad_norm),
-    MOONSEED_SCHEDULABLE(optimizer.lr_decay_frames),
-    MOONSEED_SCHEDULABLE(stop.seconds),
-    MOONSEED_SCHEDULABLE(stop.return_mean),
-    MOONSEED_SCHEDULABLE(stop.eval_return_mean),
-    MOONSEED_SCHEDULABLE(log.interval_s),
-    MOONSEED_SCHEDULABLE(checkpoint.interval_s),
-};
-
-#undef MOONSEED_SCHEDULABLE
 
 size_t points_required(Schedule::Kind kind) {
   switch (kind) {
@@ -133,10 +99,9 @@ const char* axis_name(Schedule::Axis axis) {
 }
 
 double* schedulable_field(ExperimentConfig& config, const std::string& path) {
-  for (const Schedulable& s : kSchedulable) {
-    if (path == s.path) return &s.field(config);
-  }
-  return nullptr;
+  const FieldSchema* field = find_field(path);
+  if (field == nullptr || field->reload != ReloadClass::kHot || !field->number) return nullptr;
+  return field->number(config);
 }
 
 const Schedule* find_schedule(const ExperimentConfig& config, const std::string& path) {

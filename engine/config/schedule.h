@@ -71,10 +71,9 @@ std::string schedule_problem(const Schedule& schedule);
 const char* kind_name(Schedule::Kind kind);  // "constant", "linear", ...
 const char* axis_name(Schedule::Axis axis);  // "frames", "progress"
 
-// The field at `path` when it may follow a schedule (a number that a running
-// experiment takes at its next training step: optimizer.lr, vtrace.*, ...),
-// nullptr for any other path. scripts_test checks that this list is exactly
-// the schema's hot number fields.
+// The field at `path` when it may follow a schedule: a number field of reload
+// class hot in the schema (schema.h), which a running experiment takes at its
+// next training step (optimizer.lr, vtrace.*, ...); nullptr for any other path.
 double* schedulable_field(ExperimentConfig& config, const std::string& path);
 
 // The schedule of `path` in config.schedules, nullptr when the field is constant.

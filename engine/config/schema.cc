@@ -38,6 +38,7 @@ FieldSchema number(const char* path, Access access, double min, double max, Relo
   f.min_exclusive = min_exclusive;
   f.get = [access](const ExperimentConfig& c) { return FieldValue(static_cast<double>(access(c))); };
   f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<double>(v); };
+  f.number = [access](ExperimentConfig& c) -> double* { return &access(c); };
   return f;
 }
 
@@ -389,6 +390,13 @@ const char* reload_name(ReloadClass reload) {
     case ReloadClass::kRestart: return "restart";
   }
   return "?";
+}
+
+void copy_fields(const ExperimentConfig& from, ExperimentConfig& to, ReloadClass reload) {
+  for (const FieldSchema& f : config_schema()) {
+    if (f.reload == reload) f.set(to, f.get(from));
+  }
+  if (reload == ReloadClass::kHot) to.schedules = from.schedules;
 }
 
 std::string schema_markdown() {

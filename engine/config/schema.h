@@ -49,6 +49,9 @@ struct FieldSchema {
   std::function<std::string(const FieldValue&)> rule;
   std::function<FieldValue(const ExperimentConfig&)> get;
   std::function<void(ExperimentConfig&, const FieldValue&)> set;
+  // Number fields only: the member itself, so that schedules (schedule.h)
+  // move it along without going through FieldValue. Empty for other types.
+  std::function<double*(ExperimentConfig&)> number;
 };
 
 // `reward_shaping` (RewardShapingConfig) is a Lua function, which no
@@ -80,6 +83,11 @@ const char* reload_name(ReloadClass reload);
 // function at another place).
 std::vector<std::string> changed_fields(const ExperimentConfig& a,
                                         const ExperimentConfig& b);
+
+// Copies every field of reload class `reload` from `from` to `to`; for kHot
+// also the schedules, which only hot fields follow. This is how a training
+// thread takes a hot reload: one rule, the schema's, for what is hot.
+void copy_fields(const ExperimentConfig& from, ExperimentConfig& to, ReloadClass reload);
 
 // docs/config.md: one row per field (field, type, default, range, reload, doc).
 // Regenerate the file with `cmake --build BUILD --target config_docs`.

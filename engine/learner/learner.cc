@@ -1,63 +1,56 @@
 #include "engine/learner/learner.h"
 
 #include <algorithm>
-#include <condition_variable>
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <iterator>
 #include <limits>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include <torch/torch.h>
 
 #include "base/log.h"
 #include "base/text.h"
 #include "engine/config/actor_config.h"
+#include "engine/config/schedule.h"
+#include "engine/config/schema.h"
+#include "engine/learner/actor_gateway.h"
 #include "engine/learner/agent.h"
 #include "engine/learner/agent_registry.h"
+#include "engine/learner/evaluator.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/inference_batcher.h"
-#include "engine/config/schedule.h"
 #include "envs/env.h"
 #include "models/device.h"
 
 namespace moonseed::engine {
 namespace {
 
-// One StepBatch waiting for inference, with where to reply and which slots it fills.
-struct StepRequest {
-  std::shared_ptr<rpc::ActorLink> link;
-  int64_t slot_begin = 0;
-  rpc::StepBatch batch;
-};
-
 constexpr size_t kReturnWindow = 100;
-constexpr size_t kMaxNotices = 256;       // kept between two take_notices()
-constexpr size_t kMaxNoticeBytes = 2000;  // an actor's text beyond this is cut
 
-envs::EnvSpec spec_of(const EnvConfig& env) {
-  return envs::make_env(env.id, env.options)->spec();
-}
+envs::EnvSpec spec_of(const EnvConfig& env) { return envs::make_env(env.id, env.options)->spec(); }
 
-// Deterministic per (run seed, actor, connection): a restarted actor plays new episodes.
-uint64_t actor_seed(uint64_t run_seed, int actor_id, uint64_t connection) {
-  uint64_t x = run_seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(actor_id) * 0xBF58476D1CE4E5B9ull +
-               connection * 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return x & 0xFFFFFFFFull;  // numpy-style seeds are small non-negative integers
-}
-
-// Compares in time independent of where the first difference is, so a
-// remote peer cannot learn the token a byte at a time.
-bool tokens_match(const std::string& expected, const std::string& given) {
-  if (expected.empty()) return true;
-  unsigned char diff = expected.size() == given.size() ? 0 : 1;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+// The mean of the last kReturnWindow values; NaN before the first.
+class RecentMean {
+ public:
+  void add(double v) {
+    values_.push_back(v);
+    if (values_.size() > kReturnWindow) values_.pop_front();
   }
-  return diff == 0;
-}
+  double mean() const {
+    if (values_.empty()) return std::numeric_limits<double>::quiet_NaN();
+    double sum = 0;
+    for (double v : values_) sum += v;
+    return sum / static_cast<double>(values_.size());
+  }
+
+ private:
+  std::deque<double> values_;
+};
 
 }  // namespace
 
@@ -69,13 +62,11 @@ struct Learner::Impl {
         spec(env_spec),
         device(models::choose_device(config.inference.device)),
         agent(make_agent(config, env_spec, device)),
-        batcher(config.inference.max_batch, std::chrono::microseconds(config.inference.deadline_us),
-                clock, std::chrono::microseconds(config.inference.idle_spin_us)),
-        actor_connected(config.topology.actors, false),
-        actor_connections(config.topology.actors, 0),
-        actor_links(config.topology.actors),
-        welcomed_version(config.topology.actors, 0),
-        actor_payload(encode_actor_config(actor_config_of(config))) {}
+        batcher(config.inference.max_batch, std::chrono::microseconds(config.inference.deadline_us), clock,
+                std::chrono::microseconds(config.inference.idle_spin_us)),
+        gateway(config, run_id, env_spec, agent->unroll_length(), batcher) {
+    gateway.publish_boundary(0, encode_actor_config(actor_config_of(config)));
+  }
 
   const ExperimentConfig cfg;
   ExperimentConfig train_cfg;  // training thread only: cfg with the newest hot fields
@@ -92,31 +83,18 @@ struct Learner::Impl {
 
   SteadyClock clock;
   InferenceBatcher<StepRequest> batcher;
+  ActorGateway gateway;
   std::thread inference_thread;
   std::thread training_thread;
   bool started = false;
   bool stopped = false;
 
-  std::string auth_token;  // set before start(), then read-only
-
-  mutable std::mutex actors_mu;
-  std::vector<bool> actor_connected;         // GUARDED_BY(actors_mu)
-  std::vector<uint64_t> actor_connections;   // GUARDED_BY(actors_mu)
-  std::vector<std::weak_ptr<rpc::ActorLink>> actor_links;  // GUARDED_BY(actors_mu)
-  std::vector<uint64_t> welcomed_version;    // GUARDED_BY(actors_mu): config version of the last Welcome
-
   // Hot reload: set_hot_config -> the training thread, at its next step.
-  // Lock order: actors_mu before hot_mu.
   std::mutex hot_mu;
   std::optional<ExperimentConfig> pending_hot;  // GUARDED_BY(hot_mu)
   std::atomic<bool> hot_pending{false};
   std::atomic<uint64_t> config_version{0};
   std::atomic<uint64_t> applied_config_version{0};
-  std::string actor_payload;  // GUARDED_BY(hot_mu): boundary fields of config_version
-  void take_hot_config();
-
-  std::mutex notices_mu;
-  std::deque<std::string> notices;  // GUARDED_BY(notices_mu)
 
   // Pause (set_paused): the training thread waits between steps.
   mutable std::mutex pause_mu;
@@ -134,19 +112,25 @@ struct Learner::Impl {
   std::atomic<int64_t> trained_frames{0};
   std::atomic<int64_t> inference_envs{0};
   std::atomic<int64_t> inference_batches{0};
+  std::atomic<int64_t> eval_episodes{0};
   int64_t skipped_steps = 0;  // training thread only: non-finite gradients
 
+  // The last training step, as stats() reports it.
+  struct LastStep {
+    double loss_total = 0, grad_norm = 0, learning_rate = 0;
+    Metrics metrics;
+  };
   mutable std::mutex stats_mu;
-  std::deque<double> returns;  // GUARDED_BY(stats_mu), last kReturnWindow episodes
-  std::deque<double> lengths;  // GUARDED_BY(stats_mu)
-  std::deque<double> eval_returns;  // GUARDED_BY(stats_mu): evaluation envs' episodes
+  RecentMean returns;       // GUARDED_BY(stats_mu)
+  RecentMean lengths;       // GUARDED_BY(stats_mu)
+  RecentMean eval_returns;  // GUARDED_BY(stats_mu): evaluation envs' episodes
+  LastStep last_step;       // GUARDED_BY(stats_mu)
   const std::vector<bool> eval_slot = evaluation_slots(cfg);
-  std::atomic<int64_t> eval_episodes{0};
-  LearnerStats last_step;      // GUARDED_BY(stats_mu), loss fields only
 
   void inference_loop();
+  void count_episodes(const std::vector<EpisodeResult>& finished);
   void training_loop();
-  void reply(const std::vector<StepRequest>& requests, const torch::Tensor& actions);
+  void take_hot_config();
 };
 
 void Learner::Impl::inference_loop() {
@@ -188,53 +172,27 @@ void Learner::Impl::inference_loop() {
     frames += stepped;
 
     const torch::Tensor actions = agent->act(slots, obs_buffer.narrow(0, 0, n), optimizer_steps.load());
-    reply(requests, actions);
+    gateway.reply(requests, actions.data_ptr());
 
     agent->take_finished_episodes(finished);
-    if (!finished.empty()) {
-      std::lock_guard<std::mutex> lock(stats_mu);
-      for (const auto& e : finished) {
-        if (eval_slot[static_cast<size_t>(e.slot)]) {
-          eval_returns.push_back(e.episode_return);
-          if (eval_returns.size() > kReturnWindow) eval_returns.pop_front();
-          eval_episodes += 1;
-          continue;
-        }
-        returns.push_back(e.episode_return);
-        lengths.push_back(static_cast<double>(e.length));
-        if (returns.size() > kReturnWindow) returns.pop_front();
-        if (lengths.size() > kReturnWindow) lengths.pop_front();
-        episodes += 1;
-      }
-      finished.clear();
-    }
+    if (!finished.empty()) count_episodes(finished);
+    finished.clear();
     inference_envs += n;
     inference_batches += 1;
   }
 }
 
-// Sends each request its slice of the actions, in the wire format: int32 for
-// discrete spaces, float32[A] for boxes.
-void Learner::Impl::reply(const std::vector<StepRequest>& requests, const torch::Tensor& actions) {
-  const bool discrete = spec.action.kind == envs::SpaceKind::kDiscrete;
-  const int64_t wire_bytes = spec.action.byte_size();
-  int64_t k = 0;
-  for (const auto& r : requests) {
-    rpc::ActionBatch out;
-    out.seq = r.batch.seq;
-    out.actions.resize(static_cast<size_t>(r.batch.count * wire_bytes));
-    if (discrete) {
-      const int64_t* a = actions.data_ptr<int64_t>() + k;
-      for (uint32_t i = 0; i < r.batch.count; ++i) {
-        int32_t v = static_cast<int32_t>(a[i]);
-        std::memcpy(&out.actions[i * sizeof v], &v, sizeof v);
-      }
-    } else {
-      std::memcpy(out.actions.data(), actions.data_ptr<float>() + k * spec.action.numel(),
-                  out.actions.size());
+void Learner::Impl::count_episodes(const std::vector<EpisodeResult>& finished) {
+  std::lock_guard<std::mutex> lock(stats_mu);
+  for (const auto& e : finished) {
+    if (eval_slot[static_cast<size_t>(e.slot)]) {
+      eval_returns.add(e.episode_return);
+      eval_episodes += 1;
+      continue;
     }
-    k += r.batch.count;
-    r.link->send_actions(std::move(out));
+    returns.add(e.episode_return);
+    lengths.add(static_cast<double>(e.length));
+    episodes += 1;
   }
 }
 
@@ -253,7 +211,7 @@ void Learner::Impl::training_loop() {
     if (opt.lr_decay_frames > 0) {
       lr *= std::max(0.0, 1.0 - static_cast<double>(frames.load()) / opt.lr_decay_frames);
     }
-    const TrainReport step = agent->train(train_cfg, lr, optimizer_steps.load());
+    TrainReport step = agent->train(train_cfg, lr, optimizer_steps.load());
     if (!step.applied) {
       // One bad batch must not poison the weights: the agent dropped it; say so once in a while.
       if (skipped_steps++ % 100 == 0) {
@@ -270,16 +228,9 @@ void Learner::Impl::training_loop() {
     }
     std::lock_guard<std::mutex> lock(stats_mu);
     last_step.loss_total = step.loss_total;
-    last_step.loss_policy = step.loss_policy;
-    last_step.loss_baseline = step.loss_baseline;
-    last_step.loss_entropy = step.loss_entropy;
     last_step.grad_norm = step.grad_norm;
-    last_step.mean_rho = step.mean_rho;
     last_step.learning_rate = lr;
-    last_step.entropy_cost = train_cfg.vtrace.entropy_cost;
-    last_step.policy_lag = step.policy_lag;
-    last_step.mean_q = step.mean_q;
-    last_step.mean_priority = step.mean_priority;
+    last_step.metrics = std::move(step.metrics);
   }
 }
 
@@ -287,14 +238,7 @@ void Learner::Impl::take_hot_config() {
   std::lock_guard<std::mutex> lock(hot_mu);
   hot_pending.store(false, std::memory_order_relaxed);
   if (!pending_hot) return;
-  // Only what the training step reads; the rest is restart-only or read by
-  // the control loop.
-  train_cfg.vtrace = pending_hot->vtrace;
-  train_cfg.r2d2 = pending_hot->r2d2;
-  train_cfg.optimizer.lr = pending_hot->optimizer.lr;
-  train_cfg.optimizer.max_grad_norm = pending_hot->optimizer.max_grad_norm;
-  train_cfg.optimizer.lr_decay_frames = pending_hot->optimizer.lr_decay_frames;
-  train_cfg.schedules = pending_hot->schedules;
+  copy_fields(*pending_hot, train_cfg, ReloadClass::kHot);
   pending_hot.reset();
   applied_config_version.store(config_version.load());
 }
@@ -311,6 +255,8 @@ Learner::Learner(const ExperimentConfig& config, std::string run_id) : spec_(spe
 
 Learner::~Learner() { stop(); }
 
+rpc::ActorService& Learner::actor_service() { return impl_->gateway; }
+
 void Learner::set_io_pump(std::function<void(std::chrono::nanoseconds)> pump, std::function<void()> wake) {
   if (impl_->started) throw std::logic_error("Learner::set_io_pump must come before start()");
   impl_->batcher.set_pump(std::move(pump), std::move(wake));
@@ -318,7 +264,7 @@ void Learner::set_io_pump(std::function<void(std::chrono::nanoseconds)> pump, st
 
 void Learner::set_auth_token(std::string token) {
   if (impl_->started) throw std::logic_error("Learner::set_auth_token must come before start()");
-  impl_->auth_token = std::move(token);
+  impl_->gateway.set_auth_token(std::move(token));
 }
 
 Counters Learner::restore(const std::string& checkpoint_path) {
@@ -366,8 +312,9 @@ WarmStartReport Learner::warm_start(const std::function<void(const WarmStartRepo
 void Learner::record_to(const std::string& directory) {
   Impl& m = *impl_;
   if (m.started) throw std::logic_error("Learner::record_to must come before start()");
-  if (m.recorder) throw std::logic_error("Learner::record_to: already recording to " +
-                                         m.recorder->stats().directory);
+  if (m.recorder) {
+    throw std::logic_error("Learner::record_to: already recording to " + m.recorder->stats().directory);
+  }
   const int64_t next_episode_id = ExperienceRecorder::next_episode_id(directory);  // before a new segment opens
   m.recorder = std::make_unique<ExperienceRecorder>(m.cfg.record, directory, m.run_id, m.spec,
                                                     UnrollShape::from_spec(m.spec, m.agent->unroll_length()),
@@ -378,27 +325,15 @@ void Learner::record_to(const std::string& directory) {
 
 void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
   Impl& m = *impl_;
-  std::string payload;
-  {
-    std::lock_guard<std::mutex> lock(m.hot_mu);
-    if (version <= m.config_version.load()) {
-      throw std::invalid_argument("Learner::set_hot_config: version " + std::to_string(version) +
-                                  " is not newer than " + std::to_string(m.config_version.load()));
-    }
-    m.pending_hot = config;
-    m.config_version.store(version);
-    m.actor_payload = encode_actor_config(actor_config_of(config));
-    m.hot_pending.store(true, std::memory_order_release);
-    payload = m.actor_payload;
+  std::lock_guard<std::mutex> lock(m.hot_mu);
+  if (version <= m.config_version.load()) {
+    throw std::invalid_argument("Learner::set_hot_config: version " + std::to_string(version) +
+                                " is not newer than " + std::to_string(m.config_version.load()));
   }
-  std::vector<std::shared_ptr<rpc::ActorLink>> links;
-  {
-    std::lock_guard<std::mutex> lock(m.actors_mu);
-    for (const auto& weak : m.actor_links) {
-      if (auto link = weak.lock()) links.push_back(std::move(link));
-    }
-  }
-  for (const auto& link : links) link->send_config(rpc::ConfigUpdate{version, payload});
+  m.pending_hot = config;
+  m.config_version.store(version);
+  m.hot_pending.store(true, std::memory_order_release);
+  m.gateway.publish_boundary(version, encode_actor_config(actor_config_of(config)));
 }
 
 void Learner::set_paused(bool paused) {
@@ -411,49 +346,7 @@ void Learner::set_paused(bool paused) {
 }
 
 Evaluation Learner::evaluate(int episodes, uint64_t seed, bool greedy, int64_t max_steps) {
-  if (episodes < 1 || episodes > 10000) {
-    throw std::invalid_argument("evaluate: episodes must be in [1, 10000], got " + std::to_string(episodes));
-  }
-  Impl& m = *impl_;
-  const size_t n = static_cast<size_t>(episodes);
-  std::vector<std::unique_ptr<envs::Env>> env(n);
-  const bool uint8_obs = m.spec.observation.dtype == envs::DType::kUInt8;
-  std::vector<int64_t> shape = {episodes};
-  shape.insert(shape.end(), m.spec.observation.shape.begin(), m.spec.observation.shape.end());
-  torch::Tensor obs = torch::zeros(shape, uint8_obs ? torch::kUInt8 : torch::kFloat32);
-  const int64_t obs_bytes = m.spec.observation.byte_size();
-  auto* obs_data = static_cast<uint8_t*>(obs.data_ptr());
-  for (size_t i = 0; i < n; ++i) {
-    env[i] = envs::make_env(m.cfg.env.id, m.cfg.env.options);
-    env[i]->reset(seed + i, obs_data + static_cast<int64_t>(i) * obs_bytes);
-  }
-  Evaluation out;
-  out.returns.assign(n, 0.0);
-  out.lengths.assign(n, 0);
-  out.truncated.assign(n, false);
-  std::vector<bool> done(n, false);
-  size_t running = n;
-  const int64_t action_bytes = m.spec.action.byte_size();
-  std::unique_ptr<EvalPolicy> policy = m.agent->evaluation_policy(episodes, greedy, seed);
-  std::vector<float> rewards(n, 0.f);  // of each env's previous action
-  for (bool first = true; running > 0; first = false) {
-    const torch::Tensor actions = policy->act(obs, rewards, first);
-    const auto* action_data = static_cast<const uint8_t*>(actions.data_ptr());
-    for (size_t i = 0; i < n; ++i) {
-      if (done[i]) continue;
-      envs::StepResult r = env[i]->step(action_data + static_cast<int64_t>(i) * action_bytes,
-                                        obs_data + static_cast<int64_t>(i) * obs_bytes);
-      rewards[i] = r.reward;
-      out.returns[i] += r.reward;
-      out.lengths[i] += 1;
-      if (r.terminated || r.truncated || out.lengths[i] >= max_steps) {
-        done[i] = true;
-        out.truncated[i] = !r.terminated;
-        --running;
-      }
-    }
-  }
-  return out;
+  return play_episodes(impl_->cfg.env, impl_->spec, *impl_->agent, episodes, seed, greedy, max_steps);
 }
 
 LearnerStats Learner::stats() const {
@@ -461,16 +354,13 @@ LearnerStats Learner::stats() const {
   LearnerStats s;
   {
     std::lock_guard<std::mutex> lock(m.stats_mu);
-    s = m.last_step;
-    auto mean = [](const std::deque<double>& d) {
-      if (d.empty()) return std::numeric_limits<double>::quiet_NaN();
-      double sum = 0;
-      for (double v : d) sum += v;
-      return sum / static_cast<double>(d.size());
-    };
-    s.return_mean = mean(m.returns);
-    s.length_mean = mean(m.lengths);
-    s.eval_return_mean = mean(m.eval_returns);
+    s.return_mean = m.returns.mean();
+    s.length_mean = m.lengths.mean();
+    s.eval_return_mean = m.eval_returns.mean();
+    s.loss_total = m.last_step.loss_total;
+    s.grad_norm = m.last_step.grad_norm;
+    s.learning_rate = m.last_step.learning_rate;
+    s.agent_metrics = m.last_step.metrics;
   }
   s.frames = m.frames.load();
   s.config_version = m.config_version.load();
@@ -483,23 +373,20 @@ LearnerStats Learner::stats() const {
   s.eval_episodes = m.eval_episodes.load();
   s.optimizer_steps = m.optimizer_steps.load();
   s.trained_frames = m.trained_frames.load();
-  const AgentStats agent = m.agent->stats();
+  AgentStats agent = m.agent->stats();
   s.queue_size = agent.queue_size;
-  s.replay_size = agent.replay_size;
-  s.explored_actions = agent.explored_actions;
-  s.replay_seconds = agent.replay_seconds;
-  s.network_seconds = agent.network_seconds;
+  s.agent_metrics.insert(s.agent_metrics.end(), std::make_move_iterator(agent.metrics.begin()),
+                         std::make_move_iterator(agent.metrics.end()));
   if (m.recorder) s.record = m.recorder->stats();
   s.inference_batches = m.inference_batches.load();
   s.mean_batch_envs = s.inference_batches ? static_cast<double>(m.inference_envs.load()) /
                                                 static_cast<double>(s.inference_batches)
                                           : 0.0;
-  {
-    std::lock_guard<std::mutex> lock(m.actors_mu);
-    s.actors_connected = static_cast<int>(std::count(m.actor_connected.begin(), m.actor_connected.end(), true));
-  }
+  s.actors_connected = m.gateway.actors_connected();
   return s;
 }
+
+std::vector<std::string> Learner::take_notices() { return impl_->gateway.take_notices(); }
 
 void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
   Impl& m = *impl_;
@@ -510,135 +397,6 @@ void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
   c.episodes = m.episodes.load();
   c.elapsed_s = elapsed_s;
   m.agent->save(path, c);
-}
-
-rpc::Admission Learner::on_hello(const rpc::Hello& hello) {
-  Impl& m = *impl_;
-  rpc::Admission admission;
-  if (!tokens_match(m.auth_token, hello.auth_token)) {
-    admission.reason = "wrong auth token (set MOONSEED_AUTH_TOKEN or --auth-token to the learner's)";
-    return admission;
-  }
-  std::lock_guard<std::mutex> lock(m.actors_mu);
-  const int actors = m.cfg.topology.actors;
-  int id = -1;
-  if (hello.actor_id >= 0) {
-    if (hello.actor_id >= actors) {
-      admission.reason = "actor id " + std::to_string(hello.actor_id) + " is out of range: this run has " +
-                         std::to_string(actors) + " actor slots (0.." + std::to_string(actors - 1) + ")";
-      return admission;
-    }
-    if (m.actor_connected[hello.actor_id]) {
-      admission.reason = "actor id " + std::to_string(hello.actor_id) + " is already connected";
-      return admission;
-    }
-    id = hello.actor_id;
-  } else {
-    for (int i = 0; i < actors && id < 0; ++i) {
-      if (!m.actor_connected[i]) id = i;
-    }
-    if (id < 0) {
-      admission.reason = "all " + std::to_string(actors) + " actor slots are taken";
-      return admission;
-    }
-  }
-  m.actor_connected[id] = true;
-  const uint64_t connection = m.actor_connections[id]++;
-  admission.accepted = true;
-  rpc::Welcome& w = admission.welcome;
-  w.run_id = m.run_id;
-  w.actor_id = id;
-  w.env_id = m.cfg.env.id;
-  w.env_options = m.cfg.env.options;
-  w.env_spec = m.spec;
-  w.num_envs = static_cast<uint32_t>(m.cfg.topology.envs_per_actor);
-  w.num_groups = static_cast<uint32_t>(m.cfg.topology.groups_per_actor);
-  w.seed = actor_seed(m.cfg.seed, id, connection);
-  // The actors' unroll boundary, where they take new boundary fields.
-  w.unroll_length = static_cast<uint32_t>(m.agent->unroll_length());
-  {
-    std::lock_guard<std::mutex> hot(m.hot_mu);
-    w.config_version = m.config_version.load();
-    w.payload = m.actor_payload;
-  }
-  m.welcomed_version[static_cast<size_t>(id)] = w.config_version;
-  return admission;
-}
-
-void Learner::on_connect(std::shared_ptr<rpc::ActorLink> link) {
-  Impl& m = *impl_;
-  const int32_t id = link->actor_id();
-  if (id < 0 || id >= m.cfg.topology.actors) return;
-  // A set_hot_config between this actor's Welcome and now did not see its
-  // link: send what it missed (a duplicate is ignored by the actor).
-  rpc::ConfigUpdate missed;
-  {
-    std::lock_guard<std::mutex> lock(m.actors_mu);
-    m.actor_links[static_cast<size_t>(id)] = link;
-    std::lock_guard<std::mutex> hot(m.hot_mu);
-    missed.config_version = m.config_version.load();
-    if (missed.config_version == m.welcomed_version[static_cast<size_t>(id)]) return;
-    missed.payload = m.actor_payload;
-  }
-  link->send_config(std::move(missed));
-}
-
-void Learner::on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice) {
-  Impl& m = *impl_;
-  std::string text = "actor " + std::to_string(link->actor_id()) + ": " +
-                     notice.text.substr(0, kMaxNoticeBytes) +
-                     (notice.text.size() > kMaxNoticeBytes ? "..." : "");
-  base::log_warning(text);
-  std::lock_guard<std::mutex> lock(m.notices_mu);
-  m.notices.push_back(std::move(text));
-  if (m.notices.size() > kMaxNotices) m.notices.pop_front();
-}
-
-std::vector<std::string> Learner::take_notices() {
-  Impl& m = *impl_;
-  std::lock_guard<std::mutex> lock(m.notices_mu);
-  std::vector<std::string> out(std::make_move_iterator(m.notices.begin()),
-                               std::make_move_iterator(m.notices.end()));
-  m.notices.clear();
-  return out;
-}
-
-void Learner::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) {
-  Impl& m = *impl_;
-  const uint64_t envs = static_cast<uint64_t>(m.cfg.topology.envs_per_actor);
-  const uint64_t obs_bytes = static_cast<uint64_t>(m.spec.observation.byte_size());
-  std::string problem;
-  if (batch.count == 0 || static_cast<uint64_t>(batch.env_begin) + batch.count > envs) {
-    problem = "envs [" + std::to_string(batch.env_begin) + ", " +
-              std::to_string(batch.env_begin + batch.count) + ") outside this actor's " +
-              std::to_string(envs) + " envs";
-  } else if (batch.observations.size() != batch.count * obs_bytes) {
-    problem = std::to_string(batch.observations.size()) + " observation bytes for " +
-              std::to_string(batch.count) + " envs, expected " + std::to_string(batch.count * obs_bytes);
-  } else if (batch.rewards.size() != batch.count || batch.flags.size() != batch.count) {
-    problem = "rewards/flags do not have one entry per env";
-  }
-  if (!problem.empty()) {
-    base::log_warning("actor " + std::to_string(link->actor_id()) + " sent a bad StepBatch (" + problem +
-                      "); closing its connection");
-    link->send_bye("bad StepBatch: " + problem);
-    return;
-  }
-  StepRequest request;
-  request.slot_begin = static_cast<int64_t>(link->actor_id()) * static_cast<int64_t>(envs) + batch.env_begin;
-  request.link = link;
-  const int count = static_cast<int>(batch.count);
-  request.batch = std::move(batch);
-  m.batcher.submit(std::move(request), count);
-}
-
-void Learner::on_disconnect(int32_t actor_id, const std::string& reason) {
-  Impl& m = *impl_;
-  std::lock_guard<std::mutex> lock(m.actors_mu);
-  if (actor_id >= 0 && actor_id < m.cfg.topology.actors) {
-    m.actor_connected[actor_id] = false;
-    m.actor_links[static_cast<size_t>(actor_id)].reset();
-  }
 }
 
 }  // namespace moonseed::engine

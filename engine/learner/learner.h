@@ -1,12 +1,16 @@
 // The learner: serves inference to every connected actor, keeps each env's
-// partial unroll, and trains the one model with V-trace or R2D2 (the agent,
-// engine/learner/agent.h, is chosen by config.algo).
+// partial unroll, and trains the one model with the algorithm config.algo
+// names (engine/learner/agent_registry.h).
 //
-// Threads (docs/architecture.md): rpc io thread(s) call the ActorService
-// methods; one inference thread batches, runs the policy, replies and hands
-// each step to the agent (V-trace: unrolls, collated by the prefetcher;
-// R2D2: sequences into the replay); one training thread runs the loss and the
-// optimizer. The model exists once: inference reads it under the agent's
+// It is a thread shell over small parts (docs/architecture.md):
+//   - ActorGateway (actor_gateway.h): the rpc::ActorService the server calls:
+//     admission, validation, actions on the wire, config updates, notices;
+//   - the inference thread: batches requests (InferenceBatcher), runs the
+//     agent's policy, replies, and hands each step to the agent;
+//   - the training thread: the agent's training step under the newest hot
+//     fields and schedules;
+//   - play_episodes (evaluator.h) for evaluate().
+// The model exists once, in the agent: inference reads it under the agent's
 // weights lock held shared, the optimizer step holds it exclusively, so
 // inference always sees the newest weights.
 //
@@ -14,36 +18,36 @@
 // server must be stopped before the Learner is destroyed.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <optional>
-#include <shared_mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "engine/config/experiment_config.h"
 #include "engine/learner/stats.h"
 #include "envs/spec.h"
-#include "rpc/service.h"
+
+namespace moonseed::rpc {
+class ActorService;
+}  // namespace moonseed::rpc
 
 namespace moonseed::engine {
 
-class Learner : public rpc::ActorService {
+class Learner {
  public:
   // Builds the model on the configured device. Throws std::invalid_argument for
   // an env id or model config that cannot be built.
   Learner(const ExperimentConfig& config, std::string run_id);
-  ~Learner() override;
+  ~Learner();
   Learner(const Learner&) = delete;
   Learner& operator=(const Learner&) = delete;
 
   const envs::EnvSpec& env_spec() const { return spec_; }
+
+  // What the rpc server serves (ActorGateway): lives as long as the learner.
+  rpc::ActorService& actor_service();
 
   // Run-to-completion (inference.io_threads = 0): the inference thread calls
   // `pump` to do the socket work that feeds it instead of sleeping, and
@@ -75,9 +79,9 @@ class Learner : public rpc::ActorService {
   void stop();
 
   // Hot reload (docs/experiments-design.md): the training thread takes the hot
-  // fields of `config` at the top of its next step: vtrace.*, optimizer.lr,
-  // optimizer.max_grad_norm, optimizer.lr_decay_frames and the schedules
-  // (evaluated at every step against frames). Every other field must
+  // fields of `config` (the schema's reload class "hot": vtrace.*,
+  // optimizer.lr, ...) and its schedules (evaluated at every step against
+  // frames) at the top of its next step. Every other field must
   // equal the running config's: the caller refuses reloads that change
   // restart-only fields (engine::changed_fields and the schema's reload
   // classes). Connected actors, and actors that connect later, are sent a
@@ -103,19 +107,12 @@ class Learner : public rpc::ActorService {
   LearnerStats stats() const;
 
   // ActorNotices received since the last call, oldest first, each as
-  // "actor N: text" (also printed to stderr when they arrive). At most the
-  // newest 256 are kept between calls. Thread-safe.
+  // "actor N: text" (also logged when they arrive). At most the newest 256
+  // are kept between calls. Thread-safe.
   std::vector<std::string> take_notices();
   // Writes a checkpoint between two training steps (waits for the current one).
   // `elapsed_s` is stored in the counters.
   void save_checkpoint(const std::string& path, double elapsed_s);
-
-  // rpc::ActorService, called on io threads.
-  rpc::Admission on_hello(const rpc::Hello& hello) override;
-  void on_connect(std::shared_ptr<rpc::ActorLink> link) override;
-  void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override;
-  void on_disconnect(int32_t actor_id, const std::string& reason) override;
-  void on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice) override;
 
  private:
   struct Impl;

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/learner/experience_recorder.h"
@@ -19,16 +21,25 @@ struct Counters {
   double elapsed_s = 0;         // training wall time, summed over resumes
 };
 
+// A number an algorithm reports under its own name ("loss_policy", "mean_q"):
+// LearnerStats, metrics.jsonl and `moonseed ctl status` carry it under that
+// name, so neither the learner nor the CLI needs a field per algorithm.
+struct Metric {
+  std::string name;
+  double value = 0;
+};
+using Metrics = std::vector<Metric>;
+
+// The value of `name` in `metrics`; NaN when it is not there.
+double metric_value(const Metrics& metrics, std::string_view name);
+
 // One training step, as LearnerStats reports it.
 struct TrainReport {
   bool applied = false;     // false: the step was dropped (non-finite gradient norm)
   int64_t frames = 0;       // valid env steps the step trained on
   double loss_total = 0;
   double grad_norm = 0;
-  // V-trace
-  double loss_policy = 0, loss_baseline = 0, loss_entropy = 0, mean_rho = 0, policy_lag = 0;
-  // R2D2
-  double mean_q = 0, mean_priority = 0;
+  Metrics metrics;          // the algorithm's own (V-trace: loss_policy, ...; R2D2: mean_q, ...)
 };
 
 // What a warm start did (Agent::warm_start, Learner::warm_start).
@@ -40,12 +51,11 @@ struct WarmStartReport {
   double bc_first = 0, bc_last = 0;      // ... and its behaviour-cloning term
 };
 
+// What an agent reports at any time (Agent::stats).
 struct AgentStats {
-  int64_t queue_size = 0;   // V-trace: unrolls in the FIFO; R2D2: sequences waiting for insertion
-  int64_t replay_size = 0;  // R2D2: sequences in the replay
-  int64_t explored_actions = 0;  // R2D2: random (epsilon) actions so far
-  double replay_seconds = 0;     // R2D2: training-thread time in the replay ...
-  double network_seconds = 0;    // ... and in the nets
+  int64_t queue_size = 0;  // steps waiting between acting and learning (V-trace: unrolls
+                           // in the FIFO; R2D2: sequences waiting for insertion)
+  Metrics metrics;         // the algorithm's own (R2D2: replay_size, explored_actions, ...)
 };
 
 struct LearnerStats {
@@ -63,15 +73,10 @@ struct LearnerStats {
   int64_t inference_batches = 0;
   double mean_batch_envs = 0;    // envs per inference batch since start
   // Of the last training step:
-  double loss_total = 0, loss_policy = 0, loss_baseline = 0, loss_entropy = 0;
-  double grad_norm = 0, mean_rho = 0, learning_rate = 0, policy_lag = 0;
-  double entropy_cost = 0;
-  // R2D2 (algo = "r2d2"): of the last training step, and the replay now.
-  double mean_q = 0, mean_priority = 0;
-  int64_t replay_size = 0;        // sequences in the replay
-  int64_t explored_actions = 0;   // epsilon-random actions so far
-  double replay_seconds = 0;      // training-thread time in the replay (insert, sample, priorities)
-  double network_seconds = 0;     // ... and in the nets (insertion priorities, learning steps)
+  double loss_total = 0, grad_norm = 0, learning_rate = 0;
+  // The algorithm's own numbers: its last training step's, then its stats' now.
+  Metrics agent_metrics;
+  double metric(std::string_view name) const { return metric_value(agent_metrics, name); }
   // Hot reload: the newest version given to set_hot_config, and the one the
   // training thread has applied (they differ until its next step).
   uint64_t config_version = 0;

@@ -177,8 +177,7 @@ class R2d2Agent : public Agent {
     report.applied = true;
     report.frames = static_cast<int64_t>(config.r2d2.batch) * trace_;
     report.loss_total = step.loss;
-    report.mean_q = step.mean_q;
-    report.mean_priority = step.mean_priority;
+    report.metrics = {{"mean_q", step.mean_q}, {"mean_priority", step.mean_priority}};
     return report;
   }
 
@@ -193,10 +192,11 @@ class R2d2Agent : public Agent {
     const R2d2CoreStats c = core_.stats();
     AgentStats s;
     s.queue_size = c.sequences_queued - c.sequences_inserted - c.sequences_rejected;
-    s.replay_size = c.replay_size;
-    s.explored_actions = c.explored_actions;
-    s.replay_seconds = c.replay_seconds;
-    s.network_seconds = c.network_seconds;
+    // The training thread's time in the replay against its time in the nets, since the start.
+    const double busy = c.replay_seconds + c.network_seconds;
+    s.metrics = {{"replay_size", static_cast<double>(c.replay_size)},
+                 {"explored_actions", static_cast<double>(c.explored_actions)},
+                 {"replay_time_share", busy > 0 ? c.replay_seconds / busy : 0.0}};
     return s;
   }
 

@@ -125,14 +125,14 @@ class VtraceAgent : public Agent {
     report.applied = true;
     report.frames = batch.frames;
     report.loss_total = loss.total.item<double>();
-    report.loss_policy = loss.policy;
-    report.loss_baseline = loss.baseline;
-    report.loss_entropy = loss.entropy;
-    report.mean_rho = loss.mean_rho;
     // How many optimizer steps old the acting policy was, averaged over the batch.
     // Step T carries no action (it is step 0 of the next unroll): leave it out.
-    report.policy_lag = static_cast<double>(version) -
-                        batch.policy_version.narrow(0, 0, batch.T()).to(torch::kFloat64).mean().item<double>();
+    const double policy_lag =
+        static_cast<double>(version) -
+        batch.policy_version.narrow(0, 0, batch.T()).to(torch::kFloat64).mean().item<double>();
+    report.metrics = {{"loss_policy", loss.policy},   {"loss_baseline", loss.baseline},
+                      {"loss_entropy", loss.entropy}, {"mean_rho", loss.mean_rho},
+                      {"policy_lag", policy_lag},     {"entropy_cost", config.vtrace.entropy_cost}};
     return report;
   }
 

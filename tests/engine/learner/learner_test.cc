@@ -43,7 +43,7 @@ struct Served {
   explicit Served(const ExperimentConfig& config)
       : dir(std::filesystem::temp_directory_path() / ("moonseed-learner-" + std::to_string(::getpid()))),
         learner(config, "test-run"),
-        server(learner, options()) {
+        server(learner.actor_service(), options()) {
     std::filesystem::create_directories(dir);
     address = server.listen("unix:" + (dir / "l.sock").string()).to_string();
     server.start();
@@ -126,7 +126,7 @@ TEST(Learner, HotConfigReachesActorsAndTheNextTrainingStep) {
   }
   EXPECT_EQ(st.applied_config_version, 1u);
   EXPECT_DOUBLE_EQ(st.learning_rate, 2.5e-4);
-  EXPECT_DOUBLE_EQ(st.entropy_cost, 0.02);
+  EXPECT_DOUBLE_EQ(st.metric("entropy_cost"), 0.02);
   client.close();
 }
 
@@ -250,7 +250,7 @@ TEST(Learner, R2d2CountsEvaluationEpisodesApartAndReplaysOnlyTrainingEnvs) {
   // inserts what the steps completed: wait for both.
   for (int i = 0; i < 1000; ++i) {
     st = s.learner.stats();
-    if (st.episodes == 3 && st.eval_episodes == 3 && st.replay_size > 0 && st.optimizer_steps > 0) break;
+    if (st.episodes == 3 && st.eval_episodes == 3 && st.metric("replay_size") > 0 && st.optimizer_steps > 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(st.episodes, 3);
@@ -259,8 +259,8 @@ TEST(Learner, R2d2CountsEvaluationEpisodesApartAndReplaysOnlyTrainingEnvs) {
   EXPECT_DOUBLE_EQ(st.eval_return_mean, 3);
   // Env 0 alone: 4 steps per episode, sequences of 3 starting at every step
   // within an episode's recording; env 1 would double it.
-  EXPECT_GT(st.replay_size, 0);
-  EXPECT_LE(st.replay_size, 3 * 4);
+  EXPECT_GT(st.metric("replay_size"), 0);
+  EXPECT_LE(st.metric("replay_size"), 3 * 4);
   EXPECT_GT(st.optimizer_steps, 0);
   client.close();
 }
@@ -275,7 +275,7 @@ TEST(Learner, R2d2TakesHotExplorationAtTheNextBatchAfterATrainingStep) {
   uint64_t seq = 0;
   exchange(client, ++seq, 0, {envs::kFirst, envs::kFirst}, 0);
   for (int t = 0; t < 9; ++t) exchange(client, ++seq, 0, {0, 0}, 1);
-  EXPECT_EQ(s.learner.stats().explored_actions, 10);
+  EXPECT_EQ(s.learner.stats().metric("explored_actions"), 10);
 
   ExperimentConfig greedy = config;
   greedy.r2d2.epsilon_base = 0;
@@ -292,9 +292,9 @@ TEST(Learner, R2d2TakesHotExplorationAtTheNextBatchAfterATrainingStep) {
   }
   ASSERT_GE(steps_when_taken, 0) << "the hot config was never applied";
   exchange(client, ++seq, 1, {0, 0}, 1);
-  const int64_t explored = s.learner.stats().explored_actions;
+  const int64_t explored = s.learner.stats().metric("explored_actions");
   for (int t = 0; t < 20; ++t) exchange(client, ++seq, 1, {0, 0}, 1);
-  EXPECT_EQ(s.learner.stats().explored_actions, explored);
+  EXPECT_EQ(s.learner.stats().metric("explored_actions"), explored);
   client.close();
 }
 
@@ -314,10 +314,10 @@ TEST(Learner, R2d2EvaluatesWithItsRecurrentNetAndCheckpointsTheReplayBesideTheMo
     // Until the training thread inserted every completed sequence.
     for (int i = 0; i < 500; ++i) {
       const LearnerStats st = s.learner.stats();
-      if (st.replay_size > 0 && st.queue_size == 0) break;
+      if (st.metric("replay_size") > 0 && st.queue_size == 0) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    replay_size = s.learner.stats().replay_size;
+    replay_size = s.learner.stats().metric("replay_size");
     ASSERT_GT(replay_size, 0);
     const Evaluation e = s.learner.evaluate(3, 7, /*greedy=*/true, /*max_steps=*/50);
     ASSERT_EQ(e.returns.size(), 3u);
@@ -334,7 +334,7 @@ TEST(Learner, R2d2EvaluatesWithItsRecurrentNetAndCheckpointsTheReplayBesideTheMo
   Learner restored(small_r2d2_config(), "test-run");
   const Counters c = restored.restore(path);
   EXPECT_EQ(c.elapsed_s, 1.5);
-  EXPECT_EQ(restored.stats().replay_size, replay_size);
+  EXPECT_EQ(restored.stats().metric("replay_size"), replay_size);
   std::filesystem::remove_all(dir);
 }
 

@@ -1,0 +1,223 @@
+#include "engine/learner/actor_gateway.h"
+
+#include <cstring>
+#include <iterator>
+#include <utility>
+
+#include "base/log.h"
+
+namespace moonseed::engine {
+namespace {
+
+constexpr size_t kMaxNotices = 256;       // kept between two take_notices()
+constexpr size_t kMaxNoticeBytes = 2000;  // an actor's text beyond this is cut
+
+// Deterministic per (run seed, actor, connection): a restarted actor plays new episodes.
+uint64_t actor_seed(uint64_t run_seed, int actor_id, uint64_t connection) {
+  uint64_t x = run_seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(actor_id) * 0xBF58476D1CE4E5B9ull +
+               connection * 0x94D049BB133111EBull;
+  x ^= x >> 31;
+  return x & 0xFFFFFFFFull;  // numpy-style seeds are small non-negative integers
+}
+
+// Compares in time independent of where the first difference is, so a
+// remote peer cannot learn the token a byte at a time.
+bool tokens_match(const std::string& expected, const std::string& given) {
+  if (expected.empty()) return true;
+  unsigned char diff = expected.size() == given.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+ActorGateway::ActorGateway(const ExperimentConfig& config, std::string run_id, const envs::EnvSpec& spec,
+                           int64_t unroll_length, InferenceBatcher<StepRequest>& batcher)
+    : config_(config),
+      run_id_(std::move(run_id)),
+      spec_(spec),
+      unroll_length_(unroll_length),
+      batcher_(batcher),
+      connected_(static_cast<size_t>(config.topology.actors), false),
+      connections_(static_cast<size_t>(config.topology.actors), 0),
+      links_(static_cast<size_t>(config.topology.actors)),
+      welcomed_version_(static_cast<size_t>(config.topology.actors), 0) {}
+
+void ActorGateway::set_auth_token(std::string token) { auth_token_ = std::move(token); }
+
+void ActorGateway::publish_boundary(uint64_t version, std::string payload) {
+  {
+    std::lock_guard<std::mutex> lock(boundary_mu_);
+    boundary_version_ = version;
+    boundary_payload_ = payload;
+  }
+  std::vector<std::shared_ptr<rpc::ActorLink>> links;
+  {
+    std::lock_guard<std::mutex> lock(actors_mu_);
+    for (const auto& weak : links_) {
+      if (auto link = weak.lock()) links.push_back(std::move(link));
+    }
+  }
+  for (const auto& link : links) link->send_config(rpc::ConfigUpdate{version, payload});
+}
+
+void ActorGateway::reply(const std::vector<StepRequest>& requests, const void* actions) {
+  const bool discrete = spec_.action.kind == envs::SpaceKind::kDiscrete;
+  const int64_t wire_bytes = spec_.action.byte_size();
+  int64_t row = 0;
+  for (const auto& r : requests) {
+    rpc::ActionBatch out;
+    out.seq = r.batch.seq;
+    out.actions.resize(static_cast<size_t>(r.batch.count * wire_bytes));
+    if (discrete) {
+      const int64_t* a = static_cast<const int64_t*>(actions) + row;
+      for (uint32_t i = 0; i < r.batch.count; ++i) {
+        const int32_t v = static_cast<int32_t>(a[i]);
+        std::memcpy(&out.actions[i * sizeof v], &v, sizeof v);
+      }
+    } else {
+      std::memcpy(out.actions.data(), static_cast<const float*>(actions) + row * spec_.action.numel(),
+                  out.actions.size());
+    }
+    row += r.batch.count;
+    r.link->send_actions(std::move(out));
+  }
+}
+
+int ActorGateway::actors_connected() const {
+  std::lock_guard<std::mutex> lock(actors_mu_);
+  int n = 0;
+  for (bool c : connected_) n += c ? 1 : 0;
+  return n;
+}
+
+std::vector<std::string> ActorGateway::take_notices() {
+  std::lock_guard<std::mutex> lock(notices_mu_);
+  std::vector<std::string> out(std::make_move_iterator(notices_.begin()), std::make_move_iterator(notices_.end()));
+  notices_.clear();
+  return out;
+}
+
+rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
+  rpc::Admission admission;
+  if (!tokens_match(auth_token_, hello.auth_token)) {
+    admission.reason = "wrong auth token (set MOONSEED_AUTH_TOKEN or --auth-token to the learner's)";
+    return admission;
+  }
+  std::lock_guard<std::mutex> lock(actors_mu_);
+  const int actors = config_.topology.actors;
+  int id = -1;
+  if (hello.actor_id >= 0) {
+    if (hello.actor_id >= actors) {
+      admission.reason = "actor id " + std::to_string(hello.actor_id) + " is out of range: this run has " +
+                         std::to_string(actors) + " actor slots (0.." + std::to_string(actors - 1) + ")";
+      return admission;
+    }
+    if (connected_[static_cast<size_t>(hello.actor_id)]) {
+      admission.reason = "actor id " + std::to_string(hello.actor_id) + " is already connected";
+      return admission;
+    }
+    id = hello.actor_id;
+  } else {
+    for (int i = 0; i < actors && id < 0; ++i) {
+      if (!connected_[static_cast<size_t>(i)]) id = i;
+    }
+    if (id < 0) {
+      admission.reason = "all " + std::to_string(actors) + " actor slots are taken";
+      return admission;
+    }
+  }
+  const size_t slot = static_cast<size_t>(id);
+  connected_[slot] = true;
+  const uint64_t connection = connections_[slot]++;
+  admission.accepted = true;
+  rpc::Welcome& w = admission.welcome;
+  w.run_id = run_id_;
+  w.actor_id = id;
+  w.env_id = config_.env.id;
+  w.env_options = config_.env.options;
+  w.env_spec = spec_;
+  w.num_envs = static_cast<uint32_t>(config_.topology.envs_per_actor);
+  w.num_groups = static_cast<uint32_t>(config_.topology.groups_per_actor);
+  w.seed = actor_seed(config_.seed, id, connection);
+  w.unroll_length = static_cast<uint32_t>(unroll_length_);
+  {
+    std::lock_guard<std::mutex> boundary(boundary_mu_);
+    w.config_version = boundary_version_;
+    w.payload = boundary_payload_;
+  }
+  welcomed_version_[slot] = w.config_version;
+  return admission;
+}
+
+void ActorGateway::on_connect(std::shared_ptr<rpc::ActorLink> link) {
+  const int32_t id = link->actor_id();
+  if (id < 0 || id >= config_.topology.actors) return;
+  // A publish_boundary between this actor's Welcome and now did not see its
+  // link: send what it missed (a duplicate is ignored by the actor).
+  rpc::ConfigUpdate missed;
+  {
+    std::lock_guard<std::mutex> lock(actors_mu_);
+    links_[static_cast<size_t>(id)] = link;
+    std::lock_guard<std::mutex> boundary(boundary_mu_);
+    missed.config_version = boundary_version_;
+    if (missed.config_version == welcomed_version_[static_cast<size_t>(id)]) return;
+    missed.payload = boundary_payload_;
+  }
+  link->send_config(std::move(missed));
+}
+
+void ActorGateway::on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice) {
+  std::string text = "actor " + std::to_string(link->actor_id()) + ": " + notice.text.substr(0, kMaxNoticeBytes) +
+                     (notice.text.size() > kMaxNoticeBytes ? "..." : "");
+  base::log_warning(text);
+  std::lock_guard<std::mutex> lock(notices_mu_);
+  notices_.push_back(std::move(text));
+  if (notices_.size() > kMaxNotices) notices_.pop_front();
+}
+
+std::string ActorGateway::step_batch_problem(const rpc::StepBatch& batch) const {
+  const uint64_t envs = static_cast<uint64_t>(config_.topology.envs_per_actor);
+  const uint64_t obs_bytes = static_cast<uint64_t>(spec_.observation.byte_size());
+  if (batch.count == 0 || static_cast<uint64_t>(batch.env_begin) + batch.count > envs) {
+    return "envs [" + std::to_string(batch.env_begin) + ", " + std::to_string(batch.env_begin + batch.count) +
+           ") outside this actor's " + std::to_string(envs) + " envs";
+  }
+  if (batch.observations.size() != batch.count * obs_bytes) {
+    return std::to_string(batch.observations.size()) + " observation bytes for " + std::to_string(batch.count) +
+           " envs, expected " + std::to_string(batch.count * obs_bytes);
+  }
+  if (batch.rewards.size() != batch.count || batch.flags.size() != batch.count) {
+    return "rewards/flags do not have one entry per env";
+  }
+  return "";
+}
+
+void ActorGateway::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) {
+  const std::string problem = step_batch_problem(batch);
+  if (!problem.empty()) {
+    base::log_warning("actor " + std::to_string(link->actor_id()) + " sent a bad StepBatch (" + problem +
+                      "); closing its connection");
+    link->send_bye("bad StepBatch: " + problem);
+    return;
+  }
+  StepRequest request;
+  request.slot_begin =
+      static_cast<int64_t>(link->actor_id()) * static_cast<int64_t>(config_.topology.envs_per_actor) + batch.env_begin;
+  request.link = link;
+  const int count = static_cast<int>(batch.count);
+  request.batch = std::move(batch);
+  batcher_.submit(std::move(request), count);
+}
+
+void ActorGateway::on_disconnect(int32_t actor_id, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(actors_mu_);
+  if (actor_id >= 0 && actor_id < config_.topology.actors) {
+    connected_[static_cast<size_t>(actor_id)] = false;
+    links_[static_cast<size_t>(actor_id)].reset();
+  }
+}
+
+}  // namespace moonseed::engine

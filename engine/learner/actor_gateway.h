@@ -1,0 +1,107 @@
+// ActorGateway: the learner's face to its actors, and the engine's one edge to
+// rpc/. It implements rpc::ActorService, which the rpc server's io threads
+// call:
+//   - admission: the auth token (compared in constant time), the actor id
+//     asked for or the first free slot, and the Welcome that tells the actor
+//     everything it runs: env, its env slots, seed, unroll length, boundary
+//     config;
+//   - validation: a StepBatch must fit the actor's envs and the env's spec
+//     (observation bytes, one reward and one flag byte per env); a bad one
+//     gets that actor a Bye with the reason and touches nothing else;
+//   - hand-over: a valid StepBatch becomes a StepRequest for the inference
+//     batcher, tagged with the env slots it fills;
+//   - replies: the inference thread's actions, encoded for the wire (int32
+//     for discrete spaces, float32[A] for boxes), one ActionBatch per request;
+//   - boundary config: ConfigUpdates to every connected actor, and to an actor
+//     that connects while one is being published;
+//   - notices: ActorNotices, kept (the newest 256) for the control loop and
+//     logged.
+//
+// Env slots: actor i owns slots [i * envs_per_actor, (i + 1) * envs_per_actor).
+// A restarted actor gets a new seed (from the run seed, its id and how often
+// it connected), so it plays new episodes.
+//
+// Thread-safety: the ActorService methods from io threads; reply() from the
+// inference thread; the rest from any thread. Lock order: actors_mu_ before
+// boundary_mu_.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/config/experiment_config.h"
+#include "engine/runtime/inference_batcher.h"
+#include "envs/spec.h"
+#include "rpc/service.h"
+
+namespace moonseed::engine {
+
+// One StepBatch waiting for inference, with where to reply and which env slots it fills.
+struct StepRequest {
+  std::shared_ptr<rpc::ActorLink> link;
+  int64_t slot_begin = 0;
+  rpc::StepBatch batch;
+};
+
+class ActorGateway final : public rpc::ActorService {
+ public:
+  // `batcher` is borrowed and must outlive the gateway's use by the server.
+  // `unroll_length` is the actors' unroll boundary (Agent::unroll_length).
+  ActorGateway(const ExperimentConfig& config, std::string run_id, const envs::EnvSpec& spec,
+               int64_t unroll_length, InferenceBatcher<StepRequest>& batcher);
+
+  // Actors must present this token in their Hello (empty: no check). Before
+  // the server starts.
+  void set_auth_token(std::string token);
+
+  // Makes (version, payload) the boundary config: sent as a ConfigUpdate to
+  // every connected actor now, and in the Welcome of every actor from now on.
+  // `version` grows with each call (the caller's rule).
+  void publish_boundary(uint64_t version, std::string payload);
+
+  // Sends each request its slice of `actions`: int64 [n] for a discrete
+  // space (sent as int32), float [n, A] for a box, rows in request order.
+  void reply(const std::vector<StepRequest>& requests, const void* actions);
+
+  int actors_connected() const;
+
+  // ActorNotices since the last call, oldest first, each as "actor N: text".
+  std::vector<std::string> take_notices();
+
+  // rpc::ActorService
+  rpc::Admission on_hello(const rpc::Hello& hello) override;
+  void on_connect(std::shared_ptr<rpc::ActorLink> link) override;
+  void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override;
+  void on_disconnect(int32_t actor_id, const std::string& reason) override;
+  void on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice) override;
+
+ private:
+  // "" when `batch` fits the actor's envs and the spec, else what is wrong.
+  std::string step_batch_problem(const rpc::StepBatch& batch) const;
+
+  const ExperimentConfig config_;
+  const std::string run_id_;
+  const envs::EnvSpec spec_;
+  const int64_t unroll_length_;
+  InferenceBatcher<StepRequest>& batcher_;
+  std::string auth_token_;  // set before the server starts, then read-only
+
+  mutable std::mutex actors_mu_;
+  std::vector<bool> connected_;                         // GUARDED_BY(actors_mu_)
+  std::vector<uint64_t> connections_;                   // GUARDED_BY(actors_mu_)
+  std::vector<std::weak_ptr<rpc::ActorLink>> links_;    // GUARDED_BY(actors_mu_)
+  std::vector<uint64_t> welcomed_version_;              // GUARDED_BY(actors_mu_): config version of the last Welcome
+
+  std::mutex boundary_mu_;
+  uint64_t boundary_version_ = 0;  // GUARDED_BY(boundary_mu_)
+  std::string boundary_payload_;   // GUARDED_BY(boundary_mu_)
+
+  std::mutex notices_mu_;
+  std::deque<std::string> notices_;  // GUARDED_BY(notices_mu_)
+};
+
+}  // namespace moonseed::engine

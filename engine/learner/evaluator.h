@@ -1,0 +1,26 @@
+// Plays evaluation episodes with a policy, outside training: fresh envs of the
+// run's env, seeded seed, seed + 1, ..., all stepped together with one call of
+// the policy per step (Learner::evaluate, `moonseed ctl RUN evaluate`).
+//
+// Thread-safety: one call uses only its own envs; the policy guards the
+// weights it reads (Agent::evaluation_policy).
+#pragma once
+
+#include <cstdint>
+
+#include "engine/config/experiment_config.h"
+#include "engine/learner/agent.h"
+#include "engine/learner/stats.h"
+#include "envs/spec.h"
+
+namespace moonseed::engine {
+
+// `episodes` episodes of `env` (whose spec is `spec`) under the agent's
+// evaluation policy (greedy, or exploring as the algorithm does at
+// evaluation), which acts for all of them at once. An episode ends at
+// termination, at the env's own time limit, or after `max_steps` steps.
+// Throws std::invalid_argument for episodes outside [1, 10000].
+Evaluation play_episodes(const EnvConfig& env, const envs::EnvSpec& spec, Agent& agent, int episodes,
+                         uint64_t seed, bool greedy, int64_t max_steps);
+
+}  // namespace moonseed::engine
