@@ -11,27 +11,6 @@
 
 namespace moonseed::envs {
 
-Space float32_box(std::vector<float> low, std::vector<float> high) {
-  if (low.size() != high.size()) {
-    throw std::logic_error("float32_box: " + std::to_string(low.size()) + " lows but " +
-                           std::to_string(high.size()) + " highs");
-  }
-  Space space;
-  space.kind = SpaceKind::kBox;
-  space.dtype = DType::kFloat32;
-  space.shape = {static_cast<int64_t>(low.size())};
-  space.low = std::move(low);
-  space.high = std::move(high);
-  return space;
-}
-
-Space discrete_space(int64_t n) {
-  Space space;
-  space.kind = SpaceKind::kDiscrete;
-  space.n = n;
-  return space;
-}
-
 ClassicControlEnv::ClassicControlEnv(EnvSpec spec, size_t physics_size)
     : spec_(std::move(spec)), physics_size_(physics_size) {
   if (spec_.observation.numel() > static_cast<int64_t>(kMaxElements) ||

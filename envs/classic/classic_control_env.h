@@ -32,10 +32,6 @@ struct ClassicAction {
   std::array<float, 4> values{};
 };
 
-// A float32 box of shape [low.size()] with per-element bounds.
-Space float32_box(std::vector<float> low, std::vector<float> high);
-Space discrete_space(int64_t n);
-
 class ClassicControlEnv : public Env {
  public:
   const EnvSpec& spec() const final { return spec_; }
