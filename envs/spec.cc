@@ -1,6 +1,7 @@
 #include "envs/spec.h"
 
 #include <stdexcept>
+#include <utility>
 
 #include "base/text.h"
 
@@ -63,6 +64,27 @@ std::string EnvSpec::describe() const {
   std::string text = id + " obs=" + describe_space(observation) + " act=" + describe_space(action);
   if (max_episode_steps > 0) text += " max_episode_steps=" + std::to_string(max_episode_steps);
   return text;
+}
+
+Space float32_box(std::vector<float> low, std::vector<float> high) {
+  if (low.size() != high.size()) {
+    throw std::logic_error("float32_box: " + std::to_string(low.size()) + " lows but " +
+                           std::to_string(high.size()) + " highs");
+  }
+  Space space;
+  space.kind = SpaceKind::kBox;
+  space.dtype = DType::kFloat32;
+  space.shape = {static_cast<int64_t>(low.size())};
+  space.low = std::move(low);
+  space.high = std::move(high);
+  return space;
+}
+
+Space discrete_space(int64_t n) {
+  Space space;
+  space.kind = SpaceKind::kDiscrete;
+  space.n = n;
+  return space;
 }
 
 }  // namespace moonseed::envs

@@ -42,4 +42,10 @@ struct EnvSpec {
   std::string describe() const;
 };
 
+// A float32 box of shape [low.size()] with per-element bounds; std::logic_error when `low`
+// and `high` differ in size.
+Space float32_box(std::vector<float> low, std::vector<float> high);
+// Discrete(n): an int32 index in [0, n).
+Space discrete_space(int64_t n);
+
 }  // namespace moonseed::envs

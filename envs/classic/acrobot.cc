@@ -82,36 +82,27 @@ double bound(double x, double low, double high) {
   return high < lifted ? high : lifted;
 }
 
-EnvSpec acrobot_spec(int max_episode_steps) {
-  EnvSpec spec;
-  spec.id = Acrobot::kId;
-  const float v1 = static_cast<float>(kMaxVel1);
-  const float v2 = static_cast<float>(kMaxVel2);
-  spec.observation =
-      float32_box({-1.f, -1.f, -1.f, -1.f, -v1, -v2}, {1.f, 1.f, 1.f, 1.f, v1, v2});
-  spec.action = discrete_space(3);
-  spec.max_episode_steps = max_episode_steps;
-  return spec;
-}
+constexpr float kVel1Bound = static_cast<float>(kMaxVel1);  // the observation's bounds
+constexpr float kVel2Bound = static_cast<float>(kMaxVel2);
 
 }  // namespace
 
-Acrobot::Acrobot(int max_episode_steps) : ClassicControlEnv(acrobot_spec(max_episode_steps), 4) {}
+Acrobot::Acrobot(int max_episode_steps)
+    : EpisodicEnv({kId,
+                   float32_box({-1.f, -1.f, -1.f, -1.f, -kVel1Bound, -kVel2Bound},
+                               {1.f, 1.f, 1.f, 1.f, kVel1Bound, kVel2Bound}),
+                   discrete_space(3), max_episode_steps},
+                  own_then_bookkeeping(4)) {}
 
-void Acrobot::reset_physics(Pcg64& rng, float* obs) {
+void Acrobot::start_episode(void* obs) {
   float initial[4];
-  for (float& value : initial) value = static_cast<float>(rng.uniform(-0.1, 0.1));
+  for (float& value : initial) value = static_cast<float>(rng().uniform(-0.1, 0.1));
   for (size_t i = 0; i < 4; ++i) state_[i] = initial[i];
-  // The state is float32 here, so Gymnasium's cos/sin run in float32.
-  obs[0] = static_cast<float>(std::cos(static_cast<double>(initial[0])));
-  obs[1] = static_cast<float>(std::sin(static_cast<double>(initial[0])));
-  obs[2] = static_cast<float>(std::cos(static_cast<double>(initial[1])));
-  obs[3] = static_cast<float>(std::sin(static_cast<double>(initial[1])));
-  obs[4] = initial[2];
-  obs[5] = initial[3];
+  // Gymnasium keeps the draws as float32; the header says how their cos/sin are rounded.
+  observe(obs);
 }
 
-StepResult Acrobot::step_physics(const ClassicAction& action, float* obs) {
+StepResult Acrobot::advance(const Action& action, void* obs) {
   const Augmented augmented{state_[0], state_[1], state_[2], state_[3], kTorques[action.index]};
   const Augmented next = rk4_step(augmented);
   state_[0] = wrap(next[0], -kPi, kPi);
@@ -122,17 +113,20 @@ StepResult Acrobot::step_physics(const ClassicAction& action, float* obs) {
   StepResult result;
   result.terminated = -std::cos(state_[0]) - std::cos(state_[1] + state_[0]) > 1.0;
   result.reward = result.terminated ? 0.f : -1.f;
-  obs[0] = static_cast<float>(std::cos(state_[0]));
-  obs[1] = static_cast<float>(std::sin(state_[0]));
-  obs[2] = static_cast<float>(std::cos(state_[1]));
-  obs[3] = static_cast<float>(std::sin(state_[1]));
-  obs[4] = static_cast<float>(state_[2]);
-  obs[5] = static_cast<float>(state_[3]);
+  observe(obs);
   return result;
 }
 
-void Acrobot::save_physics(double* out) const { std::copy(state_.begin(), state_.end(), out); }
+void Acrobot::observe(void* obs) const {
+  write_floats(obs, {static_cast<float>(std::cos(state_[0])), static_cast<float>(std::sin(state_[0])),
+                     static_cast<float>(std::cos(state_[1])), static_cast<float>(std::sin(state_[1])),
+                     static_cast<float>(state_[2]), static_cast<float>(state_[3])});
+}
 
-void Acrobot::load_physics(const double* in) { std::copy(in, in + 4, state_.begin()); }
+void Acrobot::save_state(double* state) const { std::copy(state_.begin(), state_.end(), state); }
+
+void Acrobot::load_state(const double* state, const Episode& /*episode*/) {
+  std::copy(state, state + 4, state_.begin());
+}
 
 }  // namespace moonseed::envs

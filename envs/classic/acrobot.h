@@ -4,7 +4,7 @@
 // the bar (-cos(t1) - cos(t1 + t2) > 1); reward -1 per step, 0 on the terminating step;
 // truncated at 500 steps. Observation float32
 // [cos t1, sin t1, cos t2, sin t2, dt1, dt2].
-// get_state(): [theta1, theta2, dtheta1, dtheta2] (float64), then ClassicControlEnv's bookkeeping.
+// get_state(): [theta1, theta2, dtheta1, dtheta2] (float64), then EpisodicEnv's bookkeeping.
 //
 // Gymnasium draws the reset state with uniform(-0.1, 0.1) and casts it to float32; its
 // first observation takes np.cos/np.sin of those float32 values in float32. We compute them
@@ -14,11 +14,11 @@
 
 #include <array>
 
-#include "envs/classic/classic_control_env.h"
+#include "envs/episodic_env.h"
 
 namespace moonseed::envs {
 
-class Acrobot final : public ClassicControlEnv {
+class Acrobot final : public EpisodicEnv {
  public:
   static constexpr const char* kId = "Acrobot-v1";
   static constexpr int kDefaultMaxEpisodeSteps = 500;
@@ -26,10 +26,11 @@ class Acrobot final : public ClassicControlEnv {
   explicit Acrobot(int max_episode_steps = kDefaultMaxEpisodeSteps);
 
  private:
-  void reset_physics(Pcg64& rng, float* obs) override;
-  StepResult step_physics(const ClassicAction& action, float* obs) override;
-  void save_physics(double* out) const override;
-  void load_physics(const double* in) override;
+  void start_episode(void* obs) override;
+  StepResult advance(const Action& action, void* obs) override;
+  void save_state(double* state) const override;
+  void load_state(const double* state, const Episode& episode) override;
+  void observe(void* obs) const;
 
   std::array<double, 4> state_{};  // theta1, theta2, dtheta1, dtheta2
 };

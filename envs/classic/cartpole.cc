@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "base/constants.h"
+#include "envs/classic/cartpole_no_velocity.h"
 
 namespace moonseed::envs {
 namespace {
@@ -22,33 +24,35 @@ constexpr double kThetaThreshold = 12 * 2 * kPi / 360;
 constexpr double kXThreshold = 2.4;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-EnvSpec cartpole_spec(int max_episode_steps) {
-  EnvSpec spec;
-  spec.id = CartPole::kId;
-  const float x_bound = static_cast<float>(kXThreshold * 2);
-  const float theta_bound = static_cast<float>(kThetaThreshold * 2);
-  spec.observation = float32_box({-x_bound, -kInf, -theta_bound, -kInf},
-                                 {x_bound, kInf, theta_bound, kInf});
-  spec.action = discrete_space(2);
-  spec.max_episode_steps = max_episode_steps;
-  return spec;
-}
+constexpr float kXBound = static_cast<float>(kXThreshold * 2);  // the observation's bounds
+constexpr float kThetaBound = static_cast<float>(kThetaThreshold * 2);
 
 }  // namespace
 
 CartPole::CartPole(int max_episode_steps, bool sutton_barto_reward)
-    : ClassicControlEnv(cartpole_spec(max_episode_steps), 4),
-      sutton_barto_reward_(sutton_barto_reward) {}
+    : CartPole({kId, float32_box({-kXBound, -kInf, -kThetaBound, -kInf}, {kXBound, kInf, kThetaBound, kInf}),
+                discrete_space(2), max_episode_steps},
+               sutton_barto_reward, true) {}
 
-void CartPole::reset_physics(Pcg64& rng, float* obs) {
-  x_ = rng.uniform(-0.05, 0.05);
-  x_dot_ = rng.uniform(-0.05, 0.05);
-  theta_ = rng.uniform(-0.05, 0.05);
-  theta_dot_ = rng.uniform(-0.05, 0.05);
+CartPole::CartPole(EnvSpec spec, bool sutton_barto_reward, bool observe_velocity)
+    : EpisodicEnv(std::move(spec), own_then_bookkeeping(4)),
+      sutton_barto_reward_(sutton_barto_reward),
+      observe_velocity_(observe_velocity) {}
+
+CartPoleNoVelocity::CartPoleNoVelocity(int max_episode_steps, bool sutton_barto_reward)
+    : CartPole({kId, float32_box({-kXBound, -kThetaBound}, {kXBound, kThetaBound}), discrete_space(2),
+                max_episode_steps},
+               sutton_barto_reward, false) {}
+
+void CartPole::start_episode(void* obs) {
+  x_ = rng().uniform(-0.05, 0.05);
+  x_dot_ = rng().uniform(-0.05, 0.05);
+  theta_ = rng().uniform(-0.05, 0.05);
+  theta_dot_ = rng().uniform(-0.05, 0.05);
   observe(obs);
 }
 
-StepResult CartPole::step_physics(const ClassicAction& action, float* obs) {
+StepResult CartPole::advance(const Action& action, void* obs) {
   const double force = action.index == 1 ? kForceMag : -kForceMag;
   const double costheta = std::cos(theta_);
   const double sintheta = std::sin(theta_);
@@ -75,25 +79,27 @@ StepResult CartPole::step_physics(const ClassicAction& action, float* obs) {
   return result;
 }
 
-void CartPole::observe(float* obs) const {
-  obs[0] = static_cast<float>(x_);
-  obs[1] = static_cast<float>(x_dot_);
-  obs[2] = static_cast<float>(theta_);
-  obs[3] = static_cast<float>(theta_dot_);
+void CartPole::observe(void* obs) const {
+  const auto x = static_cast<float>(x_), theta = static_cast<float>(theta_);
+  if (observe_velocity_) {
+    write_floats(obs, {x, static_cast<float>(x_dot_), theta, static_cast<float>(theta_dot_)});
+  } else {
+    write_floats(obs, {x, theta});
+  }
 }
 
-void CartPole::save_physics(double* out) const {
-  out[0] = x_;
-  out[1] = x_dot_;
-  out[2] = theta_;
-  out[3] = theta_dot_;
+void CartPole::save_state(double* state) const {
+  state[0] = x_;
+  state[1] = x_dot_;
+  state[2] = theta_;
+  state[3] = theta_dot_;
 }
 
-void CartPole::load_physics(const double* in) {
-  x_ = in[0];
-  x_dot_ = in[1];
-  theta_ = in[2];
-  theta_dot_ = in[3];
+void CartPole::load_state(const double* state, const Episode& /*episode*/) {
+  x_ = state[0];
+  x_dot_ = state[1];
+  theta_ = state[2];
+  theta_dot_ = state[3];
 }
 
 }  // namespace moonseed::envs

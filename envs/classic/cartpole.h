@@ -3,29 +3,34 @@
 // |theta| > 12 degrees; reward +1 on every step including the terminating one (or, with
 // sutton_barto_reward, 0 per step and -1 on termination); truncated at 500 steps.
 // Observation float32 [x, x_dot, theta, theta_dot]; bounds [4.8, inf, 24 deg, inf].
-// get_state(): [x, x_dot, theta, theta_dot] (float64), then ClassicControlEnv's bookkeeping.
+// get_state(): [x, x_dot, theta, theta_dot] (float64), then EpisodicEnv's bookkeeping.
 #pragma once
 
-#include "envs/classic/classic_control_env.h"
+#include "envs/episodic_env.h"
 
 namespace moonseed::envs {
 
-class CartPole final : public ClassicControlEnv {
+class CartPole : public EpisodicEnv {
  public:
   static constexpr const char* kId = "CartPole-v1";
   static constexpr int kDefaultMaxEpisodeSteps = 500;
 
-  explicit CartPole(int max_episode_steps = kDefaultMaxEpisodeSteps,
-                    bool sutton_barto_reward = false);
+  explicit CartPole(int max_episode_steps = kDefaultMaxEpisodeSteps, bool sutton_barto_reward = false);
+
+ protected:
+  // For CartPoleNoVelocity: the same dynamics under `spec`, observing [x, theta] only
+  // unless `observe_velocity`.
+  CartPole(EnvSpec spec, bool sutton_barto_reward, bool observe_velocity);
 
  private:
-  void reset_physics(Pcg64& rng, float* obs) override;
-  StepResult step_physics(const ClassicAction& action, float* obs) override;
-  void save_physics(double* out) const override;
-  void load_physics(const double* in) override;
-  void observe(float* obs) const;
+  void start_episode(void* obs) override;
+  StepResult advance(const Action& action, void* obs) override;
+  void save_state(double* state) const override;
+  void load_state(const double* state, const Episode& episode) override;
+  void observe(void* obs) const;
 
   bool sutton_barto_reward_;
+  bool observe_velocity_;
   double x_ = 0, x_dot_ = 0, theta_ = 0, theta_dot_ = 0;
 };
 

@@ -11,32 +11,27 @@ constexpr double kMaxSpeed = 0.07;
 constexpr double kGoalPosition = 0.5;
 constexpr double kForce = 0.001;
 constexpr double kGravity = 0.0025;
+// The observation's bounds: [position, velocity].
+constexpr float kLow[2] = {static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)};
+constexpr float kHigh[2] = {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)};
 
 // np.clip on a float64 scalar (a NaN stays NaN).
 double clip(double x, double low, double high) { return x < low ? low : (x > high ? high : x); }
 
-EnvSpec mountain_car_spec(int max_episode_steps) {
-  EnvSpec spec;
-  spec.id = MountainCar::kId;
-  spec.observation = float32_box({static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
-                                 {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)});
-  spec.action = discrete_space(3);
-  spec.max_episode_steps = max_episode_steps;
-  return spec;
-}
-
 }  // namespace
 
 MountainCar::MountainCar(int max_episode_steps, double goal_velocity)
-    : ClassicControlEnv(mountain_car_spec(max_episode_steps), 2), goal_velocity_(goal_velocity) {}
+    : EpisodicEnv({kId, float32_box({kLow[0], kLow[1]}, {kHigh[0], kHigh[1]}), discrete_space(3), max_episode_steps},
+                  own_then_bookkeeping(2)),
+      goal_velocity_(goal_velocity) {}
 
-void MountainCar::reset_physics(Pcg64& rng, float* obs) {
-  position_ = rng.uniform(-0.6, -0.4);
+void MountainCar::start_episode(void* obs) {
+  position_ = rng().uniform(-0.6, -0.4);
   velocity_ = 0;
   observe(obs);
 }
 
-StepResult MountainCar::step_physics(const ClassicAction& action, float* obs) {
+StepResult MountainCar::advance(const Action& action, void* obs) {
   velocity_ += (action.index - 1) * kForce + std::cos(3 * position_) * (-kGravity);
   velocity_ = clip(velocity_, -kMaxSpeed, kMaxSpeed);
   position_ += velocity_;
@@ -50,19 +45,18 @@ StepResult MountainCar::step_physics(const ClassicAction& action, float* obs) {
   return result;
 }
 
-void MountainCar::observe(float* obs) const {
-  obs[0] = static_cast<float>(position_);
-  obs[1] = static_cast<float>(velocity_);
+void MountainCar::observe(void* obs) const {
+  write_floats(obs, {static_cast<float>(position_), static_cast<float>(velocity_)});
 }
 
-void MountainCar::save_physics(double* out) const {
-  out[0] = position_;
-  out[1] = velocity_;
+void MountainCar::save_state(double* state) const {
+  state[0] = position_;
+  state[1] = velocity_;
 }
 
-void MountainCar::load_physics(const double* in) {
-  position_ = in[0];
-  velocity_ = in[1];
+void MountainCar::load_state(const double* state, const Episode& /*episode*/) {
+  position_ = state[0];
+  velocity_ = state[1];
 }
 
 }  // namespace moonseed::envs

@@ -3,14 +3,14 @@
 // [-1.2, 0.6] (stopping at the left wall). Terminates when position >= 0.5 and velocity >=
 // goal_velocity (default 0); reward -1 on every step; truncated at 200 steps. Observation
 // float32 [position, velocity]; reset position uniform in [-0.6, -0.4], velocity 0.
-// get_state(): [position, velocity] (float64), then ClassicControlEnv's bookkeeping.
+// get_state(): [position, velocity] (float64), then EpisodicEnv's bookkeeping.
 #pragma once
 
-#include "envs/classic/classic_control_env.h"
+#include "envs/episodic_env.h"
 
 namespace moonseed::envs {
 
-class MountainCar final : public ClassicControlEnv {
+class MountainCar final : public EpisodicEnv {
  public:
   static constexpr const char* kId = "MountainCar-v0";
   static constexpr int kDefaultMaxEpisodeSteps = 200;
@@ -18,11 +18,11 @@ class MountainCar final : public ClassicControlEnv {
   explicit MountainCar(int max_episode_steps = kDefaultMaxEpisodeSteps, double goal_velocity = 0);
 
  private:
-  void reset_physics(Pcg64& rng, float* obs) override;
-  StepResult step_physics(const ClassicAction& action, float* obs) override;
-  void save_physics(double* out) const override;
-  void load_physics(const double* in) override;
-  void observe(float* obs) const;
+  void start_episode(void* obs) override;
+  StepResult advance(const Action& action, void* obs) override;
+  void save_state(double* state) const override;
+  void load_state(const double* state, const Episode& episode) override;
+  void observe(void* obs) const;
 
   double goal_velocity_;
   double position_ = 0, velocity_ = 0;

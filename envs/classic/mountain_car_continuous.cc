@@ -14,33 +14,27 @@ constexpr double kMaxPosition = 0.6;
 constexpr double kMaxSpeed = 0.07;
 constexpr double kGoalPosition = 0.45;
 constexpr double kPower = 0.0015;
-
-EnvSpec mountain_car_continuous_spec(int max_episode_steps) {
-  EnvSpec spec;
-  spec.id = MountainCarContinuous::kId;
-  spec.observation = float32_box({static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)},
-                                 {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)});
-  spec.action = float32_box({static_cast<float>(kMinAction)}, {static_cast<float>(kMaxAction)});
-  spec.max_episode_steps = max_episode_steps;
-  return spec;
-}
+// The observation's bounds: [position, velocity].
+constexpr float kLow[2] = {static_cast<float>(kMinPosition), static_cast<float>(-kMaxSpeed)};
+constexpr float kHigh[2] = {static_cast<float>(kMaxPosition), static_cast<float>(kMaxSpeed)};
 
 }  // namespace
 
 MountainCarContinuous::MountainCarContinuous(int max_episode_steps, double goal_velocity)
-    : ClassicControlEnv(mountain_car_continuous_spec(max_episode_steps), 2),
+    : EpisodicEnv({kId, float32_box({kLow[0], kLow[1]}, {kHigh[0], kHigh[1]}),
+                   float32_box({static_cast<float>(kMinAction)}, {static_cast<float>(kMaxAction)}), max_episode_steps},
+                  own_then_bookkeeping(2)),
       goal_velocity_(goal_velocity) {}
 
-void MountainCarContinuous::reset_physics(Pcg64& rng, float* obs) {
-  position_ = rng.uniform(-0.6, -0.4);
+void MountainCarContinuous::start_episode(void* obs) {
+  position_ = rng().uniform(-0.6, -0.4);
   velocity_ = 0;
-  obs[0] = static_cast<float>(position_);
-  obs[1] = static_cast<float>(velocity_);
+  observe(obs);
 }
 
-StepResult MountainCarContinuous::step_physics(const ClassicAction& action, float* obs) {
+StepResult MountainCarContinuous::advance(const Action& action, void* obs) {
   using S = NumpyScalar;
-  const NumpyKind state_kind = elapsed_steps() == 0 ? NumpyKind::kFloat64 : NumpyKind::kFloat32;
+  const NumpyKind state_kind = elapsed_steps() == 1 ? NumpyKind::kFloat64 : NumpyKind::kFloat32;
   S position{position_, state_kind};
   S velocity{velocity_, state_kind};
   const S pushed = S::float32(action.values[0]);
@@ -68,21 +62,24 @@ StepResult MountainCarContinuous::step_physics(const ClassicAction& action, floa
   result.reward = static_cast<float>(reward);
 
   // Stored as a float32 array, which is also the observation.
-  obs[0] = static_cast<float>(position.value);
-  obs[1] = static_cast<float>(velocity.value);
-  position_ = obs[0];
-  velocity_ = obs[1];
+  position_ = static_cast<float>(position.value);
+  velocity_ = static_cast<float>(velocity.value);
+  observe(obs);
   return result;
 }
 
-void MountainCarContinuous::save_physics(double* out) const {
-  out[0] = position_;
-  out[1] = velocity_;
+void MountainCarContinuous::observe(void* obs) const {
+  write_floats(obs, {static_cast<float>(position_), static_cast<float>(velocity_)});
 }
 
-void MountainCarContinuous::load_physics(const double* in) {
-  position_ = in[0];
-  velocity_ = in[1];
+void MountainCarContinuous::save_state(double* state) const {
+  state[0] = position_;
+  state[1] = velocity_;
+}
+
+void MountainCarContinuous::load_state(const double* state, const Episode& /*episode*/) {
+  position_ = state[0];
+  velocity_ = state[1];
 }
 
 }  // namespace moonseed::envs

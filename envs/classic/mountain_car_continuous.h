@@ -4,17 +4,17 @@
 // reward -0.1 * action^2 per step (unclipped action) plus 100 on the terminating step;
 // truncated at 999 steps. Observation float32 [position, velocity]; reset position
 // uniform in [-0.6, -0.4], velocity 0.
-// get_state(): [position, velocity] (float64), then ClassicControlEnv's bookkeeping.
+// get_state(): [position, velocity] (float64), then EpisodicEnv's bookkeeping.
 //
 // Gymnasium keeps this state as float32 between steps (float64 right after reset) and mixes
 // it with the float32 action; the arithmetic follows NumPy 2 promotion (see numpy_scalar.h).
 #pragma once
 
-#include "envs/classic/classic_control_env.h"
+#include "envs/episodic_env.h"
 
 namespace moonseed::envs {
 
-class MountainCarContinuous final : public ClassicControlEnv {
+class MountainCarContinuous final : public EpisodicEnv {
  public:
   static constexpr const char* kId = "MountainCarContinuous-v0";
   static constexpr int kDefaultMaxEpisodeSteps = 999;
@@ -23,10 +23,11 @@ class MountainCarContinuous final : public ClassicControlEnv {
                                  double goal_velocity = 0);
 
  private:
-  void reset_physics(Pcg64& rng, float* obs) override;
-  StepResult step_physics(const ClassicAction& action, float* obs) override;
-  void save_physics(double* out) const override;
-  void load_physics(const double* in) override;
+  void start_episode(void* obs) override;
+  StepResult advance(const Action& action, void* obs) override;
+  void save_state(double* state) const override;
+  void load_state(const double* state, const Episode& episode) override;
+  void observe(void* obs) const;
 
   double goal_velocity_;
   // float64 values right after reset, float32 values (held in doubles) after any step.

@@ -33,28 +33,23 @@ T clip(T x, T low, T high) {
   return x < low ? low : (x > high ? high : x);
 }
 
-EnvSpec pendulum_spec(int max_episode_steps) {
-  EnvSpec spec;
-  spec.id = Pendulum::kId;
-  const float speed = static_cast<float>(kMaxSpeed);
-  spec.observation = float32_box({-1.f, -1.f, -speed}, {1.f, 1.f, speed});
-  spec.action = float32_box({-kMaxTorque}, {kMaxTorque});
-  spec.max_episode_steps = max_episode_steps;
-  return spec;
-}
+constexpr float kSpeedBound = static_cast<float>(kMaxSpeed);  // the observation's bound
 
 }  // namespace
 
 Pendulum::Pendulum(int max_episode_steps, double g)
-    : ClassicControlEnv(pendulum_spec(max_episode_steps), 2), g_(g) {}
+    : EpisodicEnv({kId, float32_box({-1.f, -1.f, -kSpeedBound}, {1.f, 1.f, kSpeedBound}),
+                   float32_box({-kMaxTorque}, {kMaxTorque}), max_episode_steps},
+                  own_then_bookkeeping(2)),
+      g_(g) {}
 
-void Pendulum::reset_physics(Pcg64& rng, float* obs) {
-  th_ = rng.uniform(-kPi, kPi);
-  thdot_ = rng.uniform(-1.0, 1.0);
+void Pendulum::start_episode(void* obs) {
+  th_ = rng().uniform(-kPi, kPi);
+  thdot_ = rng().uniform(-1.0, 1.0);
   observe(obs);
 }
 
-StepResult Pendulum::step_physics(const ClassicAction& action, float* obs) {
+StepResult Pendulum::advance(const Action& action, void* obs) {
   // The action stays float32: Python floats meeting it are cast to float32 first
   // (NumPy 2), while float64 values promote it to float64.
   const float u = clip(action.values[0], -kMaxTorque, kMaxTorque);
@@ -75,20 +70,18 @@ StepResult Pendulum::step_physics(const ClassicAction& action, float* obs) {
   return result;
 }
 
-void Pendulum::observe(float* obs) const {
-  obs[0] = static_cast<float>(std::cos(th_));
-  obs[1] = static_cast<float>(std::sin(th_));
-  obs[2] = static_cast<float>(thdot_);
+void Pendulum::observe(void* obs) const {
+  write_floats(obs, {static_cast<float>(std::cos(th_)), static_cast<float>(std::sin(th_)), static_cast<float>(thdot_)});
 }
 
-void Pendulum::save_physics(double* out) const {
-  out[0] = th_;
-  out[1] = thdot_;
+void Pendulum::save_state(double* state) const {
+  state[0] = th_;
+  state[1] = thdot_;
 }
 
-void Pendulum::load_physics(const double* in) {
-  th_ = in[0];
-  thdot_ = in[1];
+void Pendulum::load_state(const double* state, const Episode& /*episode*/) {
+  th_ = state[0];
+  thdot_ = state[1];
 }
 
 }  // namespace moonseed::envs

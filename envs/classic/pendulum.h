@@ -4,14 +4,14 @@
 // 0.001 u^2) from the state before the step; never terminates; truncated at 200 steps.
 // Observation float32 [cos th, sin th, thdot]; reset th uniform in [-pi, pi], thdot in
 // [-1, 1]. The float32 action enters the arithmetic as NumPy 2 promotes it.
-// get_state(): [theta, theta_dot] (float64), then ClassicControlEnv's bookkeeping.
+// get_state(): [theta, theta_dot] (float64), then EpisodicEnv's bookkeeping.
 #pragma once
 
-#include "envs/classic/classic_control_env.h"
+#include "envs/episodic_env.h"
 
 namespace moonseed::envs {
 
-class Pendulum final : public ClassicControlEnv {
+class Pendulum final : public EpisodicEnv {
  public:
   static constexpr const char* kId = "Pendulum-v1";
   static constexpr int kDefaultMaxEpisodeSteps = 200;
@@ -20,11 +20,11 @@ class Pendulum final : public ClassicControlEnv {
   explicit Pendulum(int max_episode_steps = kDefaultMaxEpisodeSteps, double g = kDefaultGravity);
 
  private:
-  void reset_physics(Pcg64& rng, float* obs) override;
-  StepResult step_physics(const ClassicAction& action, float* obs) override;
-  void save_physics(double* out) const override;
-  void load_physics(const double* in) override;
-  void observe(float* obs) const;
+  void start_episode(void* obs) override;
+  StepResult advance(const Action& action, void* obs) override;
+  void save_state(double* state) const override;
+  void load_state(const double* state, const Episode& episode) override;
+  void observe(void* obs) const;
 
   double g_;
   double th_ = 0, thdot_ = 0;

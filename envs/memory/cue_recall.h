@@ -13,31 +13,24 @@
 // The observation after the answer (step N + 2) is all zero. Delay and query observations are
 // the same for every c. Action: Discrete(K).
 //
-// Options: delay N in [0, kMaxDelay], cues K in [kMinCues, kMaxCues]; max_episode_steps
-// truncates as in the classic envs (0, the default, means none: the episode ends by itself).
-// Seeding as the classic envs: reset(seed) seeds the numpy-compatible PCG64, reset() without
-// a seed continues it (or seeds it from OS entropy if it was never seeded); the cue is
-// floor(K * Generator.random()).
-// get_state(): [c, elapsed steps, phase (0 before the first reset, 1 in an episode, 2 after
-// it ended), generator seeded (0/1), 8 generator words (Pcg64::words)].
+// Options: delay N in [0, kMaxDelay], cues K in [kMinCues, kMaxCues], max_episode_steps (0, the
+// default, means none: the episode ends by itself). Seeding, the time limit, the step checks
+// and the state's bookkeeping are EpisodicEnv's; the cue is floor(K * Generator.random()).
+// get_state(): [c], then EpisodicEnv's bookkeeping ([elapsed steps, phase, generator seeded,
+// 8 generator words]).
 //
 // Errors: the constructor throws std::invalid_argument for an option out of range; step()
-// throws std::logic_error before the first reset() or after the episode ended and
-// std::invalid_argument for an action outside [0, K); set_state() throws std::invalid_argument
-// for a wrong size or a value get_state() cannot have produced, leaving the env unchanged.
-// Not thread-safe: one thread at a time, as Env says.
+// and set_state() fail as EpisodicEnv says (set_state() also rejects a cue outside [0, K) and
+// more than N + 2 steps). Not thread-safe: one thread at a time, as Env says.
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <vector>
 
-#include "envs/env.h"
-#include "envs/numpy_rng.h"
+#include "envs/episodic_env.h"
 
 namespace moonseed::envs {
 
-class CueRecall final : public Env {
+class CueRecall final : public EpisodicEnv {
  public:
   static constexpr const char* kId = "CueRecall-v0";
   static constexpr int kDefaultDelay = 5;
@@ -50,28 +43,19 @@ class CueRecall final : public Env {
 
   explicit CueRecall(int delay = kDefaultDelay, int cues = kDefaultCues, int max_episode_steps = 0);
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::optional<uint64_t> seed, void* obs) override;
-  StepResult step(const void* action, void* obs) override;
-  std::vector<double> get_state() const override;
-  void set_state(const std::vector<double>& state) override;
-
   int delay() const { return delay_; }
   int cues() const { return cues_; }
 
  private:
-  enum class Phase { kNeverReset = 0, kRunning = 1, kEpisodeOver = 2 };
-
-  // Writes the observation that follows `elapsed_steps_` steps of the current episode.
+  void start_episode(void* obs) override;
+  StepResult advance(const Action& action, void* obs) override;
+  void save_state(double* state) const override;
+  void load_state(const double* state, const Episode& episode) override;
+  // Writes the observation that follows elapsed_steps() steps of the current episode.
   void observe(void* obs) const;
 
   int delay_;
   int cues_;
-  EnvSpec spec_;
-  Pcg64 rng_{0};
-  bool rng_seeded_ = false;
-  Phase phase_ = Phase::kNeverReset;
-  int64_t elapsed_steps_ = 0;
   int32_t cue_ = 0;
 };
 

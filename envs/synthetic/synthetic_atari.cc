@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <stdexcept>
-#include <string>
-
-#include "envs/step_checks.h"
 
 namespace moonseed::envs {
 namespace {
 
-constexpr size_t kStateSize = 23 + 8;  // see the header's layout; the generator comes last
+// The header's get_state() layout: 31 values, EpisodicEnv's at [0], [2], [3] and the last 8.
+constexpr size_t kElapsedAt = 0, kLengthAt = 1, kPhaseAt = 2, kSeededAt = 3, kStateSize = 31;
 constexpr int kRowBytes = SyntheticAtari::kWidth * SyntheticAtari::kChannels;
 
 // Screen rows (the header draws the same map).
@@ -146,43 +143,16 @@ void draw_ground(uint8_t* obs, uint64_t texture_seed, int64_t elapsed_steps) {
   }
 }
 
-void require_in_range(int value, int low, int high, const char* name) {
-  if (value < low || value > high) {
-    throw std::invalid_argument(std::string(SyntheticAtari::kId) + ": " + name + " must be in [" +
-                                std::to_string(low) + ", " + std::to_string(high) + "], got " +
-                                std::to_string(value));
-  }
-}
-
 EnvSpec synthetic_atari_spec(int step_us, int max_episode_steps) {
-  require_in_range(step_us, 0, SyntheticAtari::kMaxStepUs, "step_us");
-  if (max_episode_steps < 0) {
-    throw std::invalid_argument(std::string(SyntheticAtari::kId) +
-                                ": max_episode_steps must be >= 0, got " +
-                                std::to_string(max_episode_steps));
-  }
+  require_option(SyntheticAtari::kId, "step_us", step_us, 0, SyntheticAtari::kMaxStepUs);
   const size_t size = static_cast<size_t>(SyntheticAtari::kHeight) * kRowBytes;
-  EnvSpec spec;
-  spec.id = SyntheticAtari::kId;
-  spec.observation.kind = SpaceKind::kBox;
-  spec.observation.dtype = DType::kUInt8;
-  spec.observation.shape = {SyntheticAtari::kHeight, SyntheticAtari::kWidth, SyntheticAtari::kChannels};
-  spec.observation.low.assign(size, 0.f);
-  spec.observation.high.assign(size, 255.f);
-  spec.action.kind = SpaceKind::kDiscrete;
-  spec.action.n = SyntheticAtari::kActions;
-  spec.max_episode_steps = max_episode_steps;
-  return spec;
-}
-
-// A state word in [low, high].
-int state_int(const std::vector<double>& state, size_t i, int low, int high, const char* what) {
-  const auto value = static_cast<int>(checked_state_word(state[i], high, what, SyntheticAtari::kId));
-  if (value < low) {
-    throw std::invalid_argument(std::string(SyntheticAtari::kId) + " set_state: " + what + " = " +
-                                std::to_string(value) + " is below " + std::to_string(low));
-  }
-  return value;
+  Space frame;
+  frame.kind = SpaceKind::kBox;
+  frame.dtype = DType::kUInt8;
+  frame.shape = {SyntheticAtari::kHeight, SyntheticAtari::kWidth, SyntheticAtari::kChannels};
+  frame.low.assign(size, 0.f);
+  frame.high.assign(size, 255.f);
+  return {SyntheticAtari::kId, frame, discrete_space(SyntheticAtari::kActions), max_episode_steps};
 }
 
 int64_t steady_now_ns() {
@@ -194,46 +164,41 @@ int64_t steady_now_ns() {
 }  // namespace
 
 SyntheticAtari::SyntheticAtari(int step_us, int max_episode_steps)
-    : step_us_(step_us), spec_(synthetic_atari_spec(step_us, max_episode_steps)) {}
+    : EpisodicEnv(synthetic_atari_spec(step_us, max_episode_steps), {kStateSize, kElapsedAt, kPhaseAt, kSeededAt}),
+      step_us_(step_us) {}
 
 SyntheticAtari::Point SyntheticAtari::draw_target_position() {
   Point p;
-  p.x = draw_below(rng_, kTargetMaxX + 1);
-  p.y = draw_below(rng_, kTargetMaxY + 1);
+  p.x = draw_below(rng(), kTargetMaxX + 1);
+  p.y = draw_below(rng(), kTargetMaxY + 1);
   return p;
 }
 
 SyntheticAtari::Point SyntheticAtari::enemy_position(const Enemy& enemy) const {
-  return {triangle_wave(enemy.phase_x, enemy.speed_x, elapsed_steps_, kEnemyMaxX),
-          triangle_wave(enemy.phase_y, enemy.speed_y, elapsed_steps_, kEnemyMaxY)};
+  return {triangle_wave(enemy.phase_x, enemy.speed_x, elapsed_steps(), kEnemyMaxX),
+          triangle_wave(enemy.phase_y, enemy.speed_y, elapsed_steps(), kEnemyMaxY)};
 }
 
-void SyntheticAtari::reset(std::optional<uint64_t> seed, void* obs) {
-  reseed_on_reset(seed, rng_, rng_seeded_);
-  episode_length_ = kMinEpisodeSteps + draw_below(rng_, kMaxEpisodeSteps - kMinEpisodeSteps + 1);
-  player_.x = draw_below(rng_, kPlayerMaxX + 1);
-  player_.y = draw_below(rng_, kPlayerMaxY + 1);
+void SyntheticAtari::start_episode(void* obs) {
+  episode_length_ = kMinEpisodeSteps + draw_below(rng(), kMaxEpisodeSteps - kMinEpisodeSteps + 1);
+  player_.x = draw_below(rng(), kPlayerMaxX + 1);
+  player_.y = draw_below(rng(), kPlayerMaxY + 1);
   target_ = draw_target_position();
   for (Enemy& enemy : enemies_) {
-    enemy.phase_x = draw_below(rng_, 2 * kEnemyMaxX);
-    enemy.phase_y = draw_below(rng_, 2 * kEnemyMaxY);
-    enemy.speed_x = 1 + draw_below(rng_, kEnemyMaxSpeed);
-    enemy.speed_y = 1 + draw_below(rng_, kEnemyMaxSpeed);
+    enemy.phase_x = draw_below(rng(), 2 * kEnemyMaxX);
+    enemy.phase_y = draw_below(rng(), 2 * kEnemyMaxY);
+    enemy.speed_x = 1 + draw_below(rng(), kEnemyMaxSpeed);
+    enemy.speed_y = 1 + draw_below(rng(), kEnemyMaxSpeed);
   }
-  texture_seed_ = rng_.next_uint64();
-  elapsed_steps_ = 0;
+  texture_seed_ = rng().next_uint64();
   score_ = 0;
-  phase_ = Phase::kRunning;
   render(static_cast<uint8_t*>(obs));
 }
 
-StepResult SyntheticAtari::step(const void* action, void* obs) {
+StepResult SyntheticAtari::advance(const Action& action, void* obs) {
   const int64_t start_ns = steady_now_ns();
-  require_running(kId, phase_ != Phase::kNeverReset, phase_ == Phase::kRunning, elapsed_steps_);
-  const int32_t index = discrete_action(kId, action, kActions);
   StepResult result;
-  ++elapsed_steps_;
-  const Move move = kMoves[index];
+  const Move move = kMoves[action.index];
   player_.x = std::clamp(player_.x + move.dx * kPlayerSpeed, 0, kPlayerMaxX);
   player_.y = std::clamp(player_.y + move.dy * kPlayerSpeed, 0, kPlayerMaxY);
   const bool touches = player_.x < target_.x + kTargetSize && target_.x < player_.x + kPlayerWidth &&
@@ -243,11 +208,7 @@ StepResult SyntheticAtari::step(const void* action, void* obs) {
     ++score_;
     target_ = draw_target_position();
   }
-  if (elapsed_steps_ == episode_length_) result.terminated = true;
-  if (spec_.max_episode_steps > 0 && elapsed_steps_ >= spec_.max_episode_steps) {
-    result.truncated = true;
-  }
-  if (result.terminated || result.truncated) phase_ = Phase::kEpisodeOver;
+  result.terminated = elapsed_steps() == episode_length_;
   render(static_cast<uint8_t*>(obs));
   if (step_us_ > 0) burn_until(start_ns + int64_t{step_us_} * 1000);
   return result;
@@ -262,7 +223,7 @@ void SyntheticAtari::render(uint8_t* obs) const {
   for (int band = 0; band < kBands; ++band) {
     fill_rect(obs, 0, kPlayfieldTop + band * kBandHeight, kWidth, kBandHeight, kBandColours[band]);
   }
-  draw_ground(obs, texture_seed_, elapsed_steps_);
+  draw_ground(obs, texture_seed_, elapsed_steps());
   fill_rect(obs, 0, kGroundBottom, kWidth, kHeight - kGroundBottom, kBottom);
 
   // HUD: the score (modulo 10^4: an episode scores at most kMaxEpisodeSteps) and the steps left.
@@ -278,7 +239,7 @@ void SyntheticAtari::render(uint8_t* obs) const {
       }
     }
   }
-  const int left = static_cast<int>(kBarWidth * (episode_length_ - elapsed_steps_) / episode_length_);
+  const int left = static_cast<int>(kBarWidth * (episode_length_ - elapsed_steps()) / episode_length_);
   fill_rect(obs, kBarX, kBarY, left, kBarHeight, kBarLeft);
   fill_rect(obs, kBarX + left, kBarY, kBarWidth - left, kBarHeight, kBarSpent);
 
@@ -303,12 +264,8 @@ void SyntheticAtari::burn_until(int64_t deadline_ns) {
   burn_sink_ = x;
 }
 
-std::vector<double> SyntheticAtari::get_state() const {
-  std::vector<double> state(kStateSize);
-  state[0] = static_cast<double>(elapsed_steps_);
-  state[1] = static_cast<double>(episode_length_);
-  state[2] = static_cast<double>(static_cast<int>(phase_));
-  state[3] = rng_seeded_ ? 1.0 : 0.0;
+void SyntheticAtari::save_state(double* state) const {
+  state[kLengthAt] = static_cast<double>(episode_length_);
   state[4] = static_cast<double>(score_);
   state[5] = player_.x;
   state[6] = player_.y;
@@ -322,52 +279,34 @@ std::vector<double> SyntheticAtari::get_state() const {
   }
   state[21] = static_cast<double>(texture_seed_ >> 32);
   state[22] = static_cast<double>(texture_seed_ & 0xffffffffULL);
-  save_generator_words(rng_, state.data() + 23);
-  return state;
 }
 
-void SyntheticAtari::set_state(const std::vector<double>& state) {
-  if (state.size() != kStateSize) {
-    throw std::invalid_argument(std::string(kId) + " set_state: expected " +
-                                std::to_string(kStateSize) + " values, got " +
-                                std::to_string(state.size()));
-  }
-  const int length = state_int(state, 1, kMinEpisodeSteps, kMaxEpisodeSteps, "episode length");
-  const int elapsed = state_int(state, 0, 0, length, "elapsed steps");
-  const int phase = state_int(state, 2, 0, 2, "phase");
-  const int seeded = state_int(state, 3, 0, 1, "generator seeded");
-  const int score = state_int(state, 4, 0, elapsed, "score");
-  const Point player{state_int(state, 5, 0, kPlayerMaxX, "player x"),
-                     state_int(state, 6, 0, kPlayerMaxY, "player y")};
-  const Point target{state_int(state, 7, 0, kTargetMaxX, "target x"),
-                     state_int(state, 8, 0, kTargetMaxY, "target y")};
+void SyntheticAtari::load_state(const double* state, const Episode& episode) {
+  // A state word in [low, high].
+  const auto in = [&](size_t i, int64_t low, int64_t high, const char* what) {
+    return static_cast<int>(state_integer(state[i], low, high, what));
+  };
+  const int length = in(kLengthAt, kMinEpisodeSteps, kMaxEpisodeSteps, "episode length");
+  require_reachable(episode, length);
+  const int score = in(4, 0, episode.elapsed_steps, "score");
+  const Point player{in(5, 0, kPlayerMaxX, "player x"), in(6, 0, kPlayerMaxY, "player y")};
+  const Point target{in(7, 0, kTargetMaxX, "target x"), in(8, 0, kTargetMaxY, "target y")};
   std::array<Enemy, kEnemies> enemies;
   for (size_t i = 0; i < enemies.size(); ++i) {
-    enemies[i].phase_x = state_int(state, 9 + 4 * i, 0, 2 * kEnemyMaxX - 1, "enemy x phase");
-    enemies[i].phase_y = state_int(state, 10 + 4 * i, 0, 2 * kEnemyMaxY - 1, "enemy y phase");
-    enemies[i].speed_x = state_int(state, 11 + 4 * i, 1, kEnemyMaxSpeed, "enemy x speed");
-    enemies[i].speed_y = state_int(state, 12 + 4 * i, 1, kEnemyMaxSpeed, "enemy y speed");
+    enemies[i].phase_x = in(9 + 4 * i, 0, 2 * kEnemyMaxX - 1, "enemy x phase");
+    enemies[i].phase_y = in(10 + 4 * i, 0, 2 * kEnemyMaxY - 1, "enemy y phase");
+    enemies[i].speed_x = in(11 + 4 * i, 1, kEnemyMaxSpeed, "enemy x speed");
+    enemies[i].speed_y = in(12 + 4 * i, 1, kEnemyMaxSpeed, "enemy y speed");
   }
-  const uint64_t texture_high = checked_state_word(state[21], 4294967295.0, "texture seed", kId);
-  const uint64_t texture_low = checked_state_word(state[22], 4294967295.0, "texture seed", kId);
-  if (phase == static_cast<int>(Phase::kRunning) &&
-      (elapsed == length || (spec_.max_episode_steps > 0 && elapsed >= spec_.max_episode_steps))) {
-    throw std::invalid_argument(std::string(kId) + " set_state: an episode of " +
-                                std::to_string(length) + " steps cannot be running after " +
-                                std::to_string(elapsed) + " steps");
-  }
-  const Pcg64 rng = load_generator_words(state.data() + 23, kId);  // throws before anything changed
+  const auto texture_high = static_cast<uint64_t>(state_integer(state[21], 0, 0xffffffffLL, "texture seed"));
+  const auto texture_low = static_cast<uint64_t>(state_integer(state[22], 0, 0xffffffffLL, "texture seed"));
 
-  elapsed_steps_ = elapsed;
   episode_length_ = length;
-  phase_ = static_cast<Phase>(phase);
-  rng_seeded_ = seeded == 1;
   score_ = score;
   player_ = player;
   target_ = target;
   enemies_ = enemies;
   texture_seed_ = (texture_high << 32) | texture_low;
-  rng_ = rng;
 }
 
 }  // namespace moonseed::envs

@@ -26,8 +26,8 @@
 // Reward: +1 on a step that ends with the player overlapping the target; the target then
 // reappears at a position drawn from the generator (two draws). Every other step: 0.
 // Termination: after the episode's length, drawn at reset uniformly from
-// [kMinEpisodeSteps, kMaxEpisodeSteps]. max_episode_steps truncates as in the classic envs
-// (0, the default, means none).
+// [kMinEpisodeSteps, kMaxEpisodeSteps]. max_episode_steps truncates (0, the default, means
+// none).
 //
 // Step cost: after rendering, step() burns the CPU with integer arithmetic until `step_us`
 // microseconds of steady clock have passed since it began (rendering included), as an
@@ -35,8 +35,8 @@
 // hence the default of 500. step_us = 0 renders only; reset() always renders only. The cost
 // is a wall-clock floor: on a loaded machine a step takes at least step_us.
 //
-// Seeding as the other envs: reset(seed) seeds the numpy-compatible PCG64, reset() without a
-// seed continues it (or seeds it from OS entropy if it was never seeded). reset() draws, in
+// Seeding, the time limit, the step checks and the state's bookkeeping are EpisodicEnv's.
+// reset() draws, in
 // this order: the episode length, the player's x and y, the target's x and y, for each enemy
 // its x phase, y phase, x speed and y speed, then the 64-bit texture seed (next_uint64). Each
 // draw but the last is low + floor(n * Generator.random()) for the n integers of its range:
@@ -45,7 +45,8 @@
 // frames, rewards and ends.
 //
 // get_state(), 31 values, positions in playfield pixels (x from the left edge, y from the
-// playfield's top row 62):
+// playfield's top row 62). EpisodicEnv's bookkeeping is at [0], [2], [3] and [23..30], not
+// after the env's values, so that states saved before the base keep loading:
 //   [0] elapsed steps, [1] episode length, [2] phase (0 before the first reset, 1 in an
 //   episode, 2 after it ended), [3] generator seeded (0/1), [4] score, [5] player x, [6] player
 //   y, [7] target x, [8] target y, [9 + 4i .. 12 + 4i] enemy i's x phase, y phase, x speed,
@@ -55,23 +56,18 @@
 // 304); y likewise over [0, 104] (period 208).
 //
 // Errors: the constructor throws std::invalid_argument for step_us outside [0, kMaxStepUs] or
-// a negative max_episode_steps; step() throws std::logic_error before the first reset() or
-// after the episode ended and std::invalid_argument for an action outside [0, 18); set_state()
-// throws std::invalid_argument for a wrong size or a value get_state() cannot have produced,
-// leaving the env unchanged. Not thread-safe: one thread at a time, as Env says.
+// a negative max_episode_steps; step() and set_state() fail as EpisodicEnv says. Not
+// thread-safe: one thread at a time, as Env says.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <optional>
-#include <vector>
 
-#include "envs/env.h"
-#include "envs/numpy_rng.h"
+#include "envs/episodic_env.h"
 
 namespace moonseed::envs {
 
-class SyntheticAtari final : public Env {
+class SyntheticAtari final : public EpisodicEnv {
  public:
   static constexpr const char* kId = "SyntheticAtari-v0";
   static constexpr int kHeight = 210;
@@ -93,17 +89,9 @@ class SyntheticAtari final : public Env {
 
   explicit SyntheticAtari(int step_us = kDefaultStepUs, int max_episode_steps = 0);
 
-  const EnvSpec& spec() const override { return spec_; }
-  void reset(std::optional<uint64_t> seed, void* obs) override;
-  StepResult step(const void* action, void* obs) override;
-  std::vector<double> get_state() const override;
-  void set_state(const std::vector<double>& state) override;
-
   int step_us() const { return step_us_; }
 
  private:
-  enum class Phase { kNeverReset = 0, kRunning = 1, kEpisodeOver = 2 };
-
   struct Enemy {
     int phase_x = 0, phase_y = 0;
     int speed_x = 1, speed_y = 1;
@@ -112,6 +100,11 @@ class SyntheticAtari final : public Env {
   struct Point {
     int x = 0, y = 0;
   };
+
+  void start_episode(void* obs) override;
+  StepResult advance(const Action& action, void* obs) override;
+  void save_state(double* state) const override;
+  void load_state(const double* state, const Episode& episode) override;
 
   // Draws the target's position (two generator draws).
   Point draw_target_position();
@@ -122,11 +115,6 @@ class SyntheticAtari final : public Env {
   void burn_until(int64_t deadline_ns);
 
   int step_us_;
-  EnvSpec spec_;
-  Pcg64 rng_{0};
-  bool rng_seeded_ = false;
-  Phase phase_ = Phase::kNeverReset;
-  int64_t elapsed_steps_ = 0;
   int64_t episode_length_ = kMinEpisodeSteps;
   int64_t score_ = 0;
   Point player_;

@@ -134,6 +134,20 @@ TEST_P(EveryEnv, SetStateWithAMalformedGeneratorWordIsRejected) {
   EXPECT_THROW(env->set_state(state), std::invalid_argument);
 }
 
+// The time limit ends an episode at its step, so a state still running there cannot come from an
+// env with that limit.
+TEST_P(EveryEnv, SetStateOfAnEpisodeStillRunningAtTheTimeLimitIsRejected) {
+  auto unlimited = make_env(GetParam(), {{"max_episode_steps", 0}});
+  reset_env(*unlimited, 0);
+  std::mt19937 random(3);
+  ASSERT_EQ(play(*unlimited, random, 2).size(), 2u);  // no reset: still running after 2 steps
+  auto limited = make_env(GetParam(), {{"max_episode_steps", 2}});
+  reset_env(*limited, 0);
+  const std::vector<double> before = limited->get_state();
+  EXPECT_THROW(limited->set_state(unlimited->get_state()), std::invalid_argument);
+  EXPECT_EQ(limited->get_state(), before);
+}
+
 TEST_P(EveryEnv, StepBeforeResetIsACallerBug) {
   auto env = make_env(GetParam());
   std::vector<uint8_t> obs = observation_buffer(*env);
