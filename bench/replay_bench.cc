@@ -26,8 +26,6 @@
 // smaller batch and scaled linearly to 64 (the bench says so).
 // Usage: replay_bench [--quick] [--threads N]   (N: torch intra-op threads,
 // default the learner's learner.torch_threads)
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +39,7 @@
 
 #include <torch/torch.h>
 
+#include "bench/bench_util.h"
 #include "engine/config/experiment_config.h"
 #include "engine/learner/optimizer.h"
 #include "engine/r2d2/r2d2.h"
@@ -54,7 +53,11 @@ namespace {
 namespace engine = moonseed::engine;
 namespace envs = moonseed::envs;
 namespace models = moonseed::models;
-using Clock = std::chrono::steady_clock;
+using moonseed::bench::duration_text;
+using moonseed::bench::fastest;
+using moonseed::bench::per_call;
+using moonseed::bench::rate_text;
+using moonseed::bench::seconds_of;
 
 constexpr int64_t kBatch = 64;
 constexpr int64_t kBurnIn = 40;
@@ -79,58 +82,7 @@ struct Layout {
   bool atari;  // the net is models::r2d2_atari_spec()
 };
 
-// Timing: seconds per call of f, calling it in chunks of `chunk` until `seconds` pass (at least once).
-template <typename F>
-double per_call(double seconds, int64_t chunk, F&& f) {
-  const auto start = Clock::now();
-  const auto stop = start + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(seconds));
-  int64_t calls = 0;
-  auto now = start;
-  do {
-    for (int64_t i = 0; i < chunk; ++i) f();
-    calls += chunk;
-    now = Clock::now();
-  } while (now < stop);
-  return std::chrono::duration<double>(now - start).count() / static_cast<double>(calls);
-}
-
-template <typename F>
-double seconds_of(F&& f) {
-  const auto start = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 long long ll(int64_t v) { return static_cast<long long>(v); }
-
-double fastest(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
-
-std::string duration_text(double seconds) {
-  char buf[32];
-  if (seconds >= 1) {
-    std::snprintf(buf, sizeof buf, "%.2f s", seconds);
-  } else if (seconds >= 1e-3) {
-    std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
-  } else if (seconds >= 1e-6) {
-    std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f ns", seconds * 1e9);
-  }
-  return buf;
-}
-
-std::string rate_text(double per_second) {
-  char buf[32];
-  if (per_second >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.2fM", per_second / 1e6);
-  } else if (per_second >= 1e4) {
-    std::snprintf(buf, sizeof buf, "%.1fk", per_second / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f", per_second);
-  }
-  return buf;
-}
 
 // ---------------------------------------------------------------------------
 // Replay side
