@@ -24,43 +24,28 @@
 // fastest of its rounds (noise from other processes only ever adds time). When
 // the Atari step would take more than 30 s at batch 64 it is measured at a
 // smaller batch and scaled linearly to 64 (the bench says so).
+// The workload (layouts, streams of blocks, the training step) is
+// bench/replay_bench_workload.h; this file measures it and prints the figures.
 // Usage: replay_bench [--quick] [--threads N]   (N: torch intra-op threads,
 // default the learner's learner.torch_threads)
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
-#include <map>
-#include <memory>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <torch/torch.h>
 
+#include "bench/bench_util.h"
+#include "bench/replay_bench_workload.h"
 #include "engine/config/experiment_config.h"
-#include "engine/learner/optimizer.h"
-#include "engine/r2d2/r2d2.h"
-#include "engine/replay/sequence_replay.h"
 #include "engine/runtime/sum_tree.h"
-#include "envs/spec.h"
-#include "models/q_net.h"
 
+namespace moonseed::bench {
 namespace {
 
-namespace engine = moonseed::engine;
-namespace envs = moonseed::envs;
-namespace models = moonseed::models;
-using Clock = std::chrono::steady_clock;
-
-constexpr int64_t kBatch = 64;
-constexpr int64_t kBurnIn = 40;
-constexpr int64_t kTrace = 80;
-constexpr int64_t kPeriod = 40;
-constexpr int64_t kStreams = 64;
 constexpr double kAtariStepLimit = 30.0;  // seconds per step at batch 64 before a smaller batch is used
 
 struct Options {
@@ -68,264 +53,7 @@ struct Options {
   int threads = engine::LearnerConfig{}.torch_threads;
 };
 
-struct Layout {
-  const char* label;
-  std::vector<int64_t> obs_shape;
-  torch::Dtype obs_dtype;
-  envs::DType env_dtype;
-  int64_t lstm;
-  int64_t actions;
-  int64_t capacity;
-  bool atari;  // the net is models::r2d2_atari_spec()
-};
-
-// Timing: seconds per call of f, calling it in chunks of `chunk` until `seconds` pass (at least once).
-template <typename F>
-double per_call(double seconds, int64_t chunk, F&& f) {
-  const auto start = Clock::now();
-  const auto stop = start + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(seconds));
-  int64_t calls = 0;
-  auto now = start;
-  do {
-    for (int64_t i = 0; i < chunk; ++i) f();
-    calls += chunk;
-    now = Clock::now();
-  } while (now < stop);
-  return std::chrono::duration<double>(now - start).count() / static_cast<double>(calls);
-}
-
-template <typename F>
-double seconds_of(F&& f) {
-  const auto start = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 long long ll(int64_t v) { return static_cast<long long>(v); }
-
-double fastest(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
-
-std::string duration_text(double seconds) {
-  char buf[32];
-  if (seconds >= 1) {
-    std::snprintf(buf, sizeof buf, "%.2f s", seconds);
-  } else if (seconds >= 1e-3) {
-    std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
-  } else if (seconds >= 1e-6) {
-    std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f ns", seconds * 1e9);
-  }
-  return buf;
-}
-
-std::string rate_text(double per_second) {
-  char buf[32];
-  if (per_second >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.2fM", per_second / 1e6);
-  } else if (per_second >= 1e4) {
-    std::snprintf(buf, sizeof buf, "%.1fk", per_second / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f", per_second);
-  }
-  return buf;
-}
-
-// ---------------------------------------------------------------------------
-// Replay side
-
-std::vector<engine::ColumnSpec> step_columns(const Layout& l) {
-  return {{"obs", l.obs_dtype, l.obs_shape},    {"action", torch::kInt64, {}},
-          {"reward", torch::kFloat32, {}},      {"terminated", torch::kUInt8, {}},
-          {"truncated", torch::kUInt8, {}},     {"valid", torch::kUInt8, {}}};
-}
-
-std::vector<engine::ColumnSpec> start_columns(const Layout& l) {
-  return {{"h", torch::kFloat32, {l.lstm}}, {"c", torch::kFloat32, {l.lstm}}};
-}
-
-struct Block {
-  std::map<std::string, torch::Tensor> steps, starts;
-};
-
-// One block of g steps of random content; every 37th step ends an episode, so
-// the n-step targets and resets have some work.
-Block random_block(const Layout& l, int64_t g, int64_t index) {
-  std::vector<int64_t> obs_sizes = {g};
-  obs_sizes.insert(obs_sizes.end(), l.obs_shape.begin(), l.obs_shape.end());
-  Block b;
-  b.steps["obs"] = l.obs_dtype == torch::kUInt8 ? torch::randint(0, 256, obs_sizes, torch::kUInt8)
-                                                  : torch::randn(obs_sizes);
-  b.steps["action"] = torch::randint(0, l.actions, {g}, torch::kInt64);
-  b.steps["reward"] = torch::randn({g});
-  torch::Tensor terminated = torch::zeros({g}, torch::kUInt8);
-  torch::Tensor valid = torch::ones({g}, torch::kUInt8);
-  for (int64_t i = 0; i < g; ++i) {
-    if ((index * g + i) % 37 == 36) {
-      terminated[i] = 1;
-      valid[i] = 0;
-    }
-  }
-  b.steps["terminated"] = terminated;
-  b.steps["truncated"] = torch::zeros({g}, torch::kUInt8);
-  b.steps["valid"] = valid;
-  b.starts["h"] = torch::randn({l.lstm});
-  b.starts["c"] = torch::randn({l.lstm});
-  return b;
-}
-
-// kStreams streams adding blocks round-robin, as the learner would from its actors' envs.
-class Streams {
- public:
-  Streams(engine::SequenceReplay& replay, const Layout& l) : replay_(replay), rng_(7) {
-    for (int64_t i = 0; i < kStreams; ++i) assemblers_.emplace_back(replay.config());
-    for (int64_t i = 0; i < 8; ++i) blocks_.push_back(random_block(l, replay.block_length(), i));
-  }
-
-  // Adds one block to the next stream; returns the sequence it completes, if any.
-  std::optional<std::vector<engine::BlockRef>> add_block() {
-    const Block& b = blocks_[static_cast<size_t>(added_ % static_cast<int64_t>(blocks_.size()))];
-    const engine::BlockRef ref = replay_.add_block(b.steps, b.starts);
-    auto sequence = assemblers_[static_cast<size_t>(added_ % kStreams)].push(ref);
-    ++added_;
-    return sequence;
-  }
-
-  // The learner's insert path for one new sequence: blocks until one completes, then insert.
-  void insert_one() {
-    for (;;) {
-      if (auto sequence = add_block()) {
-        replay_.insert(*sequence, priority_(rng_));
-        return;
-      }
-    }
-  }
-
-  std::vector<std::vector<engine::BlockRef>> assemble(int64_t n) {
-    std::vector<std::vector<engine::BlockRef>> out;
-    while (static_cast<int64_t>(out.size()) < n) {
-      if (auto sequence = add_block()) out.push_back(std::move(*sequence));
-    }
-    return out;
-  }
-
- private:
-  engine::SequenceReplay& replay_;
-  std::vector<engine::SequenceAssembler> assemblers_;
-  std::vector<Block> blocks_;
-  int64_t added_ = 0;
-  std::mt19937_64 rng_;
-  std::uniform_real_distribution<double> priority_{0.01, 2.0};
-};
-
-// ---------------------------------------------------------------------------
-// Learner side: one R2D2 training step
-
-envs::EnvSpec env_spec_of(const Layout& l) {
-  envs::EnvSpec spec;
-  spec.id = "Bench-v0";
-  spec.observation.kind = envs::SpaceKind::kBox;
-  spec.observation.dtype = l.env_dtype;
-  spec.observation.shape = l.obs_shape;
-  spec.action.kind = envs::SpaceKind::kDiscrete;
-  spec.action.n = l.actions;
-  return spec;
-}
-
-models::QNetSpec net_spec_of(const Layout& l) {
-  if (l.atari) return models::r2d2_atari_spec();
-  models::QNetSpec spec;
-  spec.torso = {models::LayerSpec{"linear", 64}, models::LayerSpec{"relu"}};
-  spec.lstm = l.lstm;
-  spec.head_hidden = 64;
-  return spec;
-}
-
-// step[t - 1] along time, with `first` at t = 0.
-torch::Tensor shifted(const torch::Tensor& x, double first) {
-  const int64_t L = x.size(0);
-  return torch::cat({torch::full_like(x.narrow(0, 0, 1), first), x.narrow(0, 0, L - 1)});
-}
-
-class Trainer {
- public:
-  explicit Trainer(const Layout& l)
-      : online_(net_spec_of(l), env_spec_of(l)), target_(online_->clone_net()) {
-    engine::OptimizerConfig config;
-    config.kind = "adam";
-    config.lr = 1e-4;
-    config.eps = 1e-3;
-    params_ = online_->parameters();
-    optimizer_ = engine::make_optimizer(config, params_);
-  }
-
-  // One training step; returns the new priorities (as update_priorities would get them).
-  std::vector<double> step(const engine::SampledBatch& sampled) {
-    const engine::SequenceBatch& b = sampled.batch;
-    const torch::Tensor& obs = b.steps.at("obs");
-    const torch::Tensor action = b.steps.at("action");
-    const torch::Tensor reward = b.steps.at("reward");
-    const torch::Tensor valid = b.steps.at("valid").to(torch::kFloat32);
-    const torch::Tensor prev_action = shifted(action, -1);
-    const torch::Tensor prev_reward = shifted(reward, 0);
-    const torch::Tensor reset = 1 - shifted(valid, 1);  // a step after a final observation starts an episode
-    const auto burn = [](const torch::Tensor& t) { return t.narrow(0, 0, kBurnIn); };
-    const auto trace = [](const torch::Tensor& t) { return t.narrow(0, kBurnIn, kTrace); };
-
-    models::QNetImpl::State online_state{b.starts.at("h"), b.starts.at("c")};
-    models::QNetImpl::State target_state = online_state;
-    {
-      torch::NoGradGuard no_grad;
-      const auto burn_in = [&](models::QNet& net, const models::QNetImpl::State& state) {
-        return net->unroll(burn(obs), burn(prev_action), burn(prev_reward), burn(reset), state).second;
-      };
-      online_state = burn_in(online_, online_state);
-      target_state = burn_in(target_, target_state);
-    }
-    const torch::Tensor q =
-        online_->unroll(trace(obs), trace(prev_action), trace(prev_reward), trace(reset), online_state).first;
-    torch::Tensor bootstrap_q;
-    {
-      torch::NoGradGuard no_grad;
-      const torch::Tensor q_target =
-          target_->unroll(trace(obs), trace(prev_action), trace(prev_reward), trace(reset), target_state)
-              .first;
-      bootstrap_q = q_target.gather(-1, q.detach().argmax(-1, /*keepdim=*/true)).squeeze(-1);
-    }
-    engine::NStepInput in;
-    in.rewards = trace(reward);
-    in.terminated = trace(b.steps.at("terminated")).to(torch::kFloat32);
-    in.truncated = trace(b.steps.at("truncated")).to(torch::kFloat32);
-    in.valid = trace(valid);
-    in.bootstrap_q = bootstrap_q;
-    const engine::NStepTargets targets = engine::n_step_targets(in, engine::NStepParams{});
-
-    engine::TdInput td;
-    td.targets = targets.targets;
-    td.q_taken = q.gather(-1, trace(action).unsqueeze(-1)).squeeze(-1);
-    td.mask = targets.mask;
-    td.burn_in = 0;
-    const torch::Tensor weights = torch::tensor(sampled.weights, torch::kFloat64).to(torch::kFloat32);
-    const torch::Tensor loss = engine::r2d2_loss(td, weights);
-    const torch::Tensor priorities = engine::sequence_priorities(td).to(torch::kFloat64).contiguous();
-
-    optimizer_->zero_grad();
-    loss.backward();
-    engine::clip_grad_norm(params_, 40.0);
-    optimizer_->step();
-    const double* p = priorities.data_ptr<double>();
-    return std::vector<double>(p, p + priorities.numel());
-  }
-
- private:
-  models::QNet online_;
-  models::QNet target_;
-  std::vector<torch::Tensor> params_;
-  std::unique_ptr<torch::optim::Optimizer> optimizer_;
-};
-
-// ---------------------------------------------------------------------------
 
 void print_row(const char* what, double seconds, double items, double step) {
   std::printf("  %-52s %10s %12s/s %10.3g\n", what, duration_text(seconds).c_str(),
@@ -481,9 +209,7 @@ void run_sum_tree(const Options& o, double small_step, double atari_step) {
   if (sink == std::numeric_limits<int64_t>::min()) std::printf("%lld\n", ll(sink));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -519,3 +245,8 @@ int main(int argc, char** argv) {
   run_sum_tree(o, small_step, atari_step);
   return 0;
 }
+
+}  // namespace
+}  // namespace moonseed::bench
+
+int main(int argc, char** argv) { return moonseed::bench::run(argc, argv); }

@@ -11,8 +11,6 @@
 // its slices (noise from other processes only ever adds time). Goal: at most
 // 50 ns per env-step added by the example.
 // Usage: shaping_bench [total_seconds=6]
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "envs/env.h"
 #include "rpc/messages.h"
 #include "scripts/reward_shaper.h"
@@ -29,7 +28,8 @@ namespace {
 namespace envs = moonseed::envs;
 namespace rpc = moonseed::rpc;
 namespace scripts = moonseed::scripts;
-using Clock = std::chrono::steady_clock;
+using moonseed::bench::fastest;
+using moonseed::bench::per_call;
 
 constexpr int kSlices = 30;
 
@@ -120,19 +120,11 @@ class Group {
 
 // Nanoseconds per env-step over `seconds` of group steps.
 double run_slice(Group& group, int n, double seconds, float* sink) {
-  const auto stop = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   uint64_t steps = 0;
-  const auto start = Clock::now();
-  auto now = start;
-  while (now < stop) {
-    for (int k = 0; k < 256; ++k) group.step(steps++);
-    now = Clock::now();
-  }
+  const double per_group_step = per_call(seconds, 256, [&] { group.step(steps++); });
   *sink += group.checksum();
-  return std::chrono::duration<double, std::nano>(now - start).count() / static_cast<double>(steps * uint64_t(n));
+  return per_group_step * 1e9 / n;
 }
-
-double fastest(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
 }  // namespace
 

@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "rpc/client.h"
 #include "rpc/codec.h"
 #include "rpc/server.h"
@@ -39,8 +40,9 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 namespace rpc = moonseed::rpc;
+using moonseed::bench::time_calls;
+using moonseed::bench::Timing;
 
 constexpr uint32_t kCartPoleObsBytes = 4 * sizeof(float);
 constexpr int kSlices = 4;  // alternations of raw and moonseed per N
@@ -204,21 +206,6 @@ class RawPingPong {
   int fd_ = -1;
 };
 
-// Runs `round_trip` for `seconds`; returns {round trips, elapsed seconds}.
-template <typename F>
-std::pair<long, double> run_for(double seconds, F&& round_trip) {
-  const auto start = Clock::now();
-  const auto stop = start + std::chrono::duration<double>(seconds);
-  long count = 0;
-  auto now = start;
-  while (now < stop) {
-    for (int i = 0; i < 64; ++i) round_trip();
-    count += 64;
-    now = Clock::now();
-  }
-  return {count, std::chrono::duration<double>(now - start).count()};
-}
-
 // A connected client of a server running `service`.
 struct Endpoint {
   Endpoint(rpc::ActorService& service, const std::string& path, int io_threads = 1)
@@ -307,17 +294,17 @@ int main(int argc, char** argv) {
     };
     auto runs = [&](int k) { return only.empty() || only == kNames[k]; };
     for (int k = 0; k < kPaths; ++k) {
-      if (runs(k)) run_for(slice / 4, paths[k]);  // warm-up: page faults, buffers, caches
+      if (runs(k)) time_calls(slice / 4, 64, paths[k]);  // warm-up: page faults, buffers, caches
     }
 
-    long counts[kPaths] = {};
+    int64_t counts[kPaths] = {};
     double seconds[kPaths] = {};
     for (int s = 0; s < kSlices; ++s) {
       for (int k = 0; k < kPaths; ++k) {
         if (!runs(k)) continue;
-        auto [count, secs] = run_for(only.empty() ? slice : slice * kPaths, paths[k]);
-        counts[k] += count;
-        seconds[k] += secs;
+        const Timing t = time_calls(only.empty() ? slice : slice * kPaths, 64, paths[k]);
+        counts[k] += t.calls;
+        seconds[k] += t.seconds;
       }
     }
     double us[kPaths];

@@ -184,6 +184,8 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+const char* json_bool(bool b) { return b ? "true" : "false"; }
+
 std::string shortest_text(float v) { return shortest(v); }
 std::string shortest_text(double v) { return shortest(v); }
 

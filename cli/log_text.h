@@ -1,4 +1,4 @@
-// Text for `moonseed log` (cli/log_command.cc): wall times as UTC text and
+// Text for `moonseed log` (cli/log_*.cc): wall times as UTC text and
 // back, JSON strings, floats with the fewest digits that read back exactly,
 // and experience-log column values as JSON.
 //
@@ -29,6 +29,9 @@ std::string format_wall_time(int64_t ns);
 
 // `s` quoted and escaped as a JSON string (UTF-8 passes through).
 std::string json_string(const std::string& s);
+
+// "true" or "false".
+const char* json_bool(bool b);
 
 // The fewest significant digits that read back as exactly `v` ("0.1", "-0",
 // "1e+20"); NaN and infinities as Python's json module writes them: NaN,
