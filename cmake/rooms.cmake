@@ -15,11 +15,18 @@ add_library(moonseed_torch_pch OBJECT ${CMAKE_CURRENT_LIST_DIR}/torch_pch.cc)
 target_link_libraries(moonseed_torch_pch PUBLIC ${TORCH_LIBRARIES})
 target_include_directories(moonseed_torch_pch SYSTEM PUBLIC ${TORCH_INCLUDE_DIRS})
 target_precompile_headers(moonseed_torch_pch PRIVATE <torch/torch.h>)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  # Lets ccache cache the files that use the header (see CMakeLists.txt).
+  target_compile_options(moonseed_torch_pch PRIVATE -fpch-preprocess)
+endif()
 
 function(moonseed_use_torch target)
   target_link_libraries(${target} PUBLIC ${TORCH_LIBRARIES})
   target_include_directories(${target} SYSTEM PUBLIC ${TORCH_INCLUDE_DIRS})
   target_precompile_headers(${target} REUSE_FROM moonseed_torch_pch)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(${target} PRIVATE -fpch-preprocess)
+  endif()
   get_target_property(type ${target} TYPE)
   if(type STREQUAL "EXECUTABLE")
     # The header was compiled with -fPIC; GCC refuses it for -fPIE code, so a
