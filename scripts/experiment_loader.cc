@@ -5,7 +5,6 @@
 #include <cstring>
 #include <map>
 #include <optional>
-#include <tuple>
 
 #include "base/text.h"
 #include "base/constants.h"
@@ -18,14 +17,11 @@
 #include "scripts/lua_api.h"
 #include "scripts/lua_arrays.h"
 #include "scripts/lua_state.h"
-#include "scripts/sha256.h"
 #include "scripts/shaping_function.h"
 #include "scripts/source_locator.h"
 
 namespace moonseed::scripts {
 namespace {
-
-constexpr const char* kCommandLine = "command line";
 
 // Where a table was written: its file, its constructor when known, and the
 // line to blame when a key cannot be found in the text.
@@ -480,33 +476,6 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
 
 }  // namespace
 
-std::string ConfigIssue::str() const {
-  std::string where = file;
-  if (line > 0) where += ":" + std::to_string(line);
-  return where + ": " + field + ": " + message;
-}
-
-namespace {
-
-std::vector<ConfigIssue> sorted(std::vector<ConfigIssue> issues) {
-  std::stable_sort(issues.begin(), issues.end(), [](const ConfigIssue& a, const ConfigIssue& b) {
-    return std::make_tuple(a.file == kCommandLine, a.file, a.line, a.field) <
-           std::make_tuple(b.file == kCommandLine, b.file, b.line, b.field);
-  });
-  return issues;
-}
-
-std::string joined(const std::vector<ConfigIssue>& issues) {
-  std::string text;
-  for (const ConfigIssue& i : issues) text += (text.empty() ? "" : "\n") + i.str();
-  return text;
-}
-
-}  // namespace
-
-ConfigError::ConfigError(std::vector<ConfigIssue> issues)
-    : std::runtime_error(joined(sorted(issues))), issues_(sorted(std::move(issues))) {}
-
 namespace {
 
 // One table of an experiment's extends chain: the script's or a recipe's.
@@ -642,41 +611,11 @@ void read_layer(ScriptReader& reader, const Layer& layer, std::map<std::string, 
   }
 }
 
-// Every file the state compiled, each path once, in load order, with its digest.
-std::vector<ScriptSource> sources_of(const LuaState& lua) {
-  std::vector<ScriptSource> sources;
-  for (const LoadedLuaFile& f : lua.loaded_files()) {
-    const bool seen = std::any_of(sources.begin(), sources.end(),
-                                  [&](const ScriptSource& s) { return s.path == f.path; });
-    if (!seen) sources.push_back(ScriptSource{f.path, sha256_hex(f.text), f.text, f.embedded});
-  }
-  return sources;
-}
-
 }  // namespace
 
 engine::ExperimentConfig load_experiment(const std::string& path,
                                          const std::vector<std::string>& overrides) {
   return load_experiment_sources(path, overrides).config;
-}
-
-std::string sources_manifest(const std::vector<ScriptSource>& sources) {
-  std::string out;
-  for (const ScriptSource& s : sources) {
-    std::string name;
-    bool escaped = false;
-    for (char c : s.path) {
-      const char* escape = c == '\\' ? "\\\\" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : nullptr;
-      escaped = escaped || escape != nullptr;
-      if (escape != nullptr) {
-        name += escape;
-      } else {
-        name += c;
-      }
-    }
-    out += (escaped ? "\\" : "") + s.sha256 + "  " + name + "\n";
-  }
-  return out;
 }
 
 LoadedExperiment load_experiment_sources(const std::string& path,
@@ -716,30 +655,6 @@ LoadedExperiment load_experiment_sources(const std::string& path,
   if (issues.empty()) check_cross_field(config, path, values, &issues);
   if (!issues.empty()) throw ConfigError(std::move(issues));
   return LoadedExperiment{std::move(config), sources_of(lua)};
-}
-
-std::string to_lua(const engine::ExperimentConfig& config) {
-  std::string out =
-      "-- Resolved configuration of experiment " + base::lua_quote(config.name) + ", written by moonseed.\n"
-      "-- Every field is explicit; `moonseed run --resume` reads it back.\n"
-      "return {\n";
-  for (const std::string& name : engine::names_in("")) {
-    if (const engine::FieldSchema* f = engine::find_field(name)) {
-      out += "  " + name + " = " + engine::field_literal(*f, config) + ",\n";
-      continue;
-    }
-    out += "  " + name + " = {\n";
-    for (const std::string& leaf : engine::names_in(name)) {
-      const engine::FieldSchema* f = engine::find_field(name + "." + leaf);
-      if (f == nullptr) throw std::logic_error("to_lua: sections nest one level at most: " + name + "." + leaf);
-      out += "    " + leaf + " = " + engine::field_literal(*f, config) + ",\n";
-    }
-    out += "  },\n";
-  }
-  // The function's own text; read back, errors name config.lua and its lines there.
-  const std::string& shaping = config.reward_shaping.source;
-  out += std::string("  ") + engine::kRewardShapingPath + " = " + (shaping.empty() ? "false" : shaping) + ",\n";
-  return out + "}\n";
 }
 
 }  // namespace moonseed::scripts
