@@ -10,8 +10,12 @@
 // Resolution: defaults (engine/config/experiment_config.h) <- the recipes the script extends,
 // deepest base first <- the script's table <- overrides ("optimizer.lr=3e-4",
 // typed by the schema; "env.options.NAME=VALUE" sets one env option). Then
-// cross-field rules: the env id exists and accepts its options;
-// groups_per_actor <= envs_per_actor.
+// cross-field rules: those of engine/config/config_problems.h
+// (groups_per_actor <= envs_per_actor, evaluation envs, R2D2 sequences, ...),
+// then the env id exists and accepts its options and the model fits the env.
+// One file per step: config_reader.h, recipes.h, config_overrides.h,
+// cross_field_rules.h; config_error.h, sources_manifest.h and
+// config_lua_writer.h hold the types and writers declared with them here.
 //
 // Recipes (docs/recipes.md): a top-level `extends = "team.recipe"` names a
 // module, found by `require` on the search path above; it returns an
