@@ -10,8 +10,12 @@
 // Resolution: defaults (engine/config/experiment_config.h) <- the recipes the script extends,
 // deepest base first <- the script's table <- overrides ("optimizer.lr=3e-4",
 // typed by the schema; "env.options.NAME=VALUE" sets one env option). Then
-// cross-field rules: the env id exists and accepts its options;
-// groups_per_actor <= envs_per_actor.
+// cross-field rules: those of engine/config/config_problems.h
+// (groups_per_actor <= envs_per_actor, evaluation envs, R2D2 sequences, ...),
+// then the env id exists and accepts its options and the model fits the env.
+// One file per step: config_reader.h, recipes.h, config_overrides.h,
+// cross_field_rules.h; config_error.h, sources_manifest.h and
+// config_lua_writer.h hold the types and writers declared with them here.
 //
 // Recipes (docs/recipes.md): a top-level `extends = "team.recipe"` names a
 // module, found by `require` on the search path above; it returns an
@@ -51,39 +55,15 @@
 // Thread-safety: each call uses its own Lua state; calls may run concurrently.
 #pragma once
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "engine/config/experiment_config.h"
+#include "scripts/config_error.h"        // ConfigIssue, ConfigError
+#include "scripts/config_lua_writer.h"   // to_lua
+#include "scripts/sources_manifest.h"    // ScriptSource, sources_manifest
 
 namespace moonseed::scripts {
-
-struct ConfigIssue {
-  std::string file;  // script path, or "command line"
-  int line = 0;      // 0 when unknown or not in a file
-  std::string field;    // "optimizer.lr"
-  std::string message;  // "expected a number in (0, 1], got 2"
-  // "file:line: field: message"
-  std::string str() const;
-};
-
-class ConfigError : public std::runtime_error {
- public:
-  explicit ConfigError(std::vector<ConfigIssue> issues);
-  // Sorted by file and line.
-  const std::vector<ConfigIssue>& issues() const { return issues_; }
-
- private:
-  std::vector<ConfigIssue> issues_;
-};
-
-struct ScriptSource {
-  std::string path;    // as opened; embedded library files as "[moonseed]/moonseed/x.lua"
-  std::string sha256;  // lowercase hex of the exact bytes
-  std::string text;
-  bool embedded = false;
-};
 
 struct LoadedExperiment {
   engine::ExperimentConfig config;
@@ -97,15 +77,5 @@ LoadedExperiment load_experiment_sources(const std::string& path,
 // load_experiment_sources(path, overrides).config.
 engine::ExperimentConfig load_experiment(const std::string& path,
                                          const std::vector<std::string>& overrides = {});
-
-// "SHA256  PATH\n" per source, the format `sha256sum -c` reads. Paths are
-// written as given: to check copies, pass sources whose paths name the copies
-// (relative to the directory sha256sum runs in). A path holding a newline or
-// a backslash is escaped as sha256sum does (the line starts with '\').
-std::string sources_manifest(const std::vector<ScriptSource>& sources);
-
-// The resolved config as a plain Lua script listing every field, which
-// load_experiment reads back to an equal config (the run directory's config.lua).
-std::string to_lua(const engine::ExperimentConfig& config);
 
 }  // namespace moonseed::scripts

@@ -3,20 +3,12 @@
 #include <algorithm>
 
 #include "base/text.h"
-#include "engine/config/values.h"
+#include "scripts/lua_state.h"
 
 namespace moonseed::scripts {
-namespace {
-
-// A stack index that stays valid while values are pushed.
-int absolute(lua_State* L, int index) {
-  return index < 0 && index > LUA_REGISTRYINDEX ? lua_gettop(L) + index + 1 : index;
-}
-
-}  // namespace
 
 std::vector<double> check_number_array(lua_State* L, int index, const char* what) {
-  index = absolute(L, index);
+  index = absolute_index(L, index);
   if (lua_type(L, index) != LUA_TTABLE) {
     luaL_error(L, "%s: expected an array of numbers, got %s", what, luaL_typename(L, index));
   }
@@ -35,7 +27,7 @@ std::vector<double> check_number_array(lua_State* L, int index, const char* what
 }
 
 bool is_sequence(lua_State* L, int index) {
-  index = absolute(L, index);
+  index = absolute_index(L, index);
   const size_t n = lua_objlen(L, index);
   size_t entries = 0;
   lua_pushnil(L);
@@ -48,7 +40,7 @@ bool is_sequence(lua_State* L, int index) {
 
 void check_known_fields(lua_State* L, int index, const char* function,
                         const std::vector<std::string>& known) {
-  index = absolute(L, index);
+  index = absolute_index(L, index);
   lua_pushnil(L);
   while (lua_next(L, index) != 0) {
     lua_pop(L, 1);
@@ -62,7 +54,7 @@ void check_known_fields(lua_State* L, int index, const char* function,
 
 std::vector<double> array_field(lua_State* L, int index, const char* function, const char* name,
                                 bool required) {
-  lua_getfield(L, absolute(L, index), name);
+  lua_getfield(L, absolute_index(L, index), name);
   std::vector<double> values;
   if (!lua_isnil(L, -1)) {
     values = check_number_array(L, -1, name);
@@ -75,7 +67,7 @@ std::vector<double> array_field(lua_State* L, int index, const char* function, c
 
 double number_field(lua_State* L, int index, const char* function, const char* name,
                     const double* fallback) {
-  lua_getfield(L, absolute(L, index), name);
+  lua_getfield(L, absolute_index(L, index), name);
   double value = fallback != nullptr ? *fallback : 0;
   if (lua_type(L, -1) == LUA_TNUMBER) {
     value = lua_tonumber(L, -1);

@@ -8,13 +8,10 @@
 #include "models/model_spec.h"
 #include "scripts/lua_api.h"
 #include "scripts/lua_arrays.h"
+#include "scripts/lua_state.h"
 
 namespace moonseed::scripts {
 namespace {
-
-int absolute(lua_State* L, int index) {
-  return index < 0 && index > LUA_REGISTRYINDEX ? lua_gettop(L) + index + 1 : index;
-}
 
 // Reads element `k` (at the top of the stack) into `out`; "" or the problem,
 // with *field set to the part at fault.
@@ -58,8 +55,7 @@ std::string read_element(lua_State* L, const std::string& name, models::LayerSpe
         std::vector<std::string> all = {"out", "kernel", "stride", "padding"};
         const bool known = std::find(all.begin(), all.end(), key) != all.end();
         const std::string close = known ? "" : base::closest_name(key, allowed);
-        std::string takes;
-        for (const std::string& f : allowed) takes += (takes.empty() ? "" : ", ") + f;
+        const std::string takes = base::join(allowed);
         problem = (known ? "a " + out->kind + " layer takes no " + key
                          : "unknown layer field " + base::lua_quote(key) +
                                (close.empty() ? "" : "; did you mean " + base::lua_quote(close) + "?")) +
@@ -90,7 +86,7 @@ std::string read_element(lua_State* L, const std::string& name, models::LayerSpe
 LayerListRead read_layer_list(lua_State* L, int index, const std::string& path) {
   LayerListRead read;
   read.field = path;
-  index = absolute(L, index);
+  index = absolute_index(L, index);
   if (lua_type(L, index) != LUA_TTABLE || !is_sequence(L, index)) {
     read.problem = "expected a list of layers like {ms.nn.linear(64), ms.nn.relu()}, got " +
                    std::string(lua_type(L, index) == LUA_TTABLE ? "a table with named or missing entries"

@@ -274,12 +274,6 @@ int64_t greatest_at_most(double d) {
   return lo;
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 // The `columns` field, on top of the stack: names -> schema indices.
 std::vector<size_t> column_option(lua_State* L, const char* function, const ex::LogSchema& schema) {
   std::vector<std::string> names;
@@ -304,7 +298,7 @@ std::vector<size_t> column_option(lua_State* L, const char* function, const ex::
     if (c == names.size()) {
       const std::string close = base::closest_name(name, names);
       luaL_error(L, "%s: unknown column '%s'%s (the log has %s)", function, name.c_str(),
-                 close.empty() ? "" : ("; did you mean '" + close + "'?").c_str(), joined(names).c_str());
+                 close.empty() ? "" : ("; did you mean '" + close + "'?").c_str(), base::join(names).c_str());
     }
     out.push_back(c);
   }

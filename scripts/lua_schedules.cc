@@ -5,6 +5,7 @@
 #include "base/text.h"
 #include "engine/config/values.h"
 #include "scripts/lua_arrays.h"
+#include "scripts/lua_state.h"
 
 namespace moonseed::scripts {
 namespace {
@@ -27,23 +28,6 @@ class StackGuard {
   lua_State* L_;
   int top_;
 };
-
-int absolute(lua_State* L, int index) {
-  return index < 0 && index > LUA_REGISTRYINDEX ? lua_gettop(L) + index + 1 : index;
-}
-
-std::string type_at(lua_State* L, int index) {
-  std::string text = lua_typename(L, lua_type(L, index));
-  if (lua_type(L, index) == LUA_TSTRING) text += " " + base::lua_quote(lua_tostring(L, index));
-  if (lua_type(L, index) == LUA_TNUMBER) text += " " + engine::format_number(lua_tonumber(L, index));
-  return text;
-}
-
-std::string names(const std::vector<std::string>& list) {
-  std::string text;
-  for (const std::string& n : list) text += (text.empty() ? "" : ", ") + n;
-  return text;
-}
 
 std::vector<std::string> kind_names() {
   std::vector<std::string> list;
@@ -95,8 +79,8 @@ ScheduleRead read_table(lua_State* L, int table) {
       }
       if (!known) {
         const std::string close = base::closest_name(kind, kind_names());
-        return failure("schedule: expected one of " + names(kind_names()) + ", got " + type_at(L, -1) +
-                       (close.empty() ? "" : "; did you mean \"" + close + "\"?"));
+        return failure("schedule: expected one of " + base::join(kind_names()) + ", got " +
+                       describe_value(L, -1) + (close.empty() ? "" : "; did you mean \"" + close + "\"?"));
       }
       has_kind = true;
     } else if (key == "axis") {
@@ -106,10 +90,12 @@ ScheduleRead read_table(lua_State* L, int table) {
       } else if (axis == "progress") {
         s.axis = Schedule::Axis::kProgress;
       } else {
-        return failure("axis: expected \"frames\" or \"progress\", got " + type_at(L, -1));
+        return failure("axis: expected \"frames\" or \"progress\", got " + describe_value(L, -1));
       }
     } else if (key == "points") {
-      if (!lua_istable(L, -1)) return failure("points: expected a list of {x, value} pairs, got " + type_at(L, -1));
+      if (!lua_istable(L, -1)) {
+        return failure("points: expected a list of {x, value} pairs, got " + describe_value(L, -1));
+      }
       const int list = lua_gettop(L);
       const size_t n = lua_objlen(L, list);
       if (!is_sequence(L, list)) return failure("points: expected a list of {x, value} pairs, got named or missing entries");
@@ -128,8 +114,8 @@ ScheduleRead read_table(lua_State* L, int table) {
         s.points.emplace_back(xy[0], xy[1]);
       }
     } else {
-      const std::string shown = key.empty() ? type_at(L, -2) : "'" + key + "'";
-      std::string problem = "unknown key " + shown + " in a schedule table; it takes " + names(keys);
+      const std::string shown = key.empty() ? describe_value(L, -2) : "'" + key + "'";
+      std::string problem = "unknown key " + shown + " in a schedule table; it takes " + base::join(keys);
       const std::string close = key.empty() ? "" : base::closest_name(key, keys);
       if (!close.empty()) problem += "; did you mean '" + close + "'?";
       return failure(problem);
@@ -166,11 +152,11 @@ ScheduleRead sample_function(lua_State* L, int function, const engine::FieldSche
     lua_pushnumber(L, progress);
     if (lua_pcall(L, 1, 1, 0) != 0) {
       const char* message = lua_tostring(L, -1);
-      read.problem = "schedule " + where + " failed: " + (message ? message : type_at(L, -1));
+      read.problem = "schedule " + where + " failed: " + (message ? message : describe_value(L, -1));
       return read;
     }
     if (lua_type(L, -1) != LUA_TNUMBER) {
-      read.problem = "schedule " + where + " returned " + type_at(L, -1) + "; expected a number";
+      read.problem = "schedule " + where + " returned " + describe_value(L, -1) + "; expected a number";
       return read;
     }
     const double value = lua_tonumber(L, -1);
@@ -188,7 +174,7 @@ ScheduleRead sample_function(lua_State* L, int function, const engine::FieldSche
 bool is_schedule_value(lua_State* L, int index) {
   if (lua_isfunction(L, index)) return true;
   if (!lua_istable(L, index)) return false;
-  index = absolute(L, index);
+  index = absolute_index(L, index);
   lua_pushliteral(L, "schedule");
   lua_rawget(L, index);
   // A string only: a number map may hold an entry named "schedule".
@@ -198,7 +184,7 @@ bool is_schedule_value(lua_State* L, int index) {
 }
 
 ScheduleRead read_schedule(lua_State* L, int index, const engine::FieldSchema& field) {
-  index = absolute(L, index);
+  index = absolute_index(L, index);
   const StackGuard guard(L);
   ScheduleRead read;
   if (lua_isfunction(L, index)) {
@@ -210,7 +196,7 @@ ScheduleRead read_schedule(lua_State* L, int index, const engine::FieldSchema& f
     read.problem = engine::schedule_problem(*read.schedule);
     if (read.problem.empty()) read.problem = check_values(field, *read.schedule);
   } else {
-    read.problem = "expected a number or a schedule, got " + type_at(L, index);
+    read.problem = "expected a number or a schedule, got " + describe_value(L, index);
   }
   if (!read.problem.empty()) read.schedule.reset();
   return read;

@@ -1,11 +1,14 @@
 #include "scripts/lua_state.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "base/text.h"
+#include "engine/config/values.h"
 #include "scripts/embedded_lua.h"
 
 namespace moonseed::scripts {
@@ -146,18 +149,18 @@ void install_loaders(lua_State* L, bool sandboxed) {
   lua_pop(L, 2);
 }
 
+}  // namespace
+
 void apply_sandbox(lua_State* L) {
   const EmbeddedLuaModule* sandbox = find_embedded_lua_module("moonseed.sandbox");
   if (sandbox == nullptr) throw std::logic_error("the embedded Lua library has no moonseed.sandbox");
   if (luaL_loadbuffer(L, sandbox->source, sandbox->size, sandbox->chunk_name) != 0 ||
       pcall_with_traceback(L, 0, 0) != 0) {
-    std::string message = lua_tostring(L, -1);
+    const std::string message = lua_tostring(L, -1);
     lua_pop(L, 1);
     throw std::logic_error("applying the sandbox failed: " + message);
   }
 }
-
-}  // namespace
 
 LuaState::LuaState(Sandbox sandbox) : sandbox_(sandbox) {
   L_ = luaL_newstate();
@@ -248,6 +251,26 @@ int pcall_with_traceback(lua_State* L, int nargs, int nresults) {
   const int status = lua_pcall(L, nargs, nresults, handler);
   lua_remove(L, handler);
   return status;
+}
+
+int absolute_index(lua_State* L, int index) {
+  return index < 0 && index > LUA_REGISTRYINDEX ? lua_gettop(L) + index + 1 : index;
+}
+
+std::string describe_value(lua_State* L, int index) {
+  constexpr size_t kShown = 60;  // a long string would drown the message it is quoted in
+  const int type = lua_type(L, index);
+  std::string text = lua_typename(L, type);
+  if (type == LUA_TNUMBER) {
+    text += " " + engine::format_number(lua_tonumber(L, index));
+  } else if (type == LUA_TBOOLEAN) {
+    text += lua_toboolean(L, index) ? " true" : " false";
+  } else if (type == LUA_TSTRING) {
+    size_t size = 0;
+    const char* s = lua_tolstring(L, index, &size);
+    text += " " + base::lua_quote(std::string_view(s, std::min(size, kShown))) + (size > kShown ? "..." : "");
+  }
+  return text;
 }
 
 }  // namespace moonseed::scripts

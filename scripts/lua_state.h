@@ -103,6 +103,21 @@ int pcall_with_traceback(lua_State* L, int nargs, int nresults);
 // __tostring) followed by a traceback.
 int traceback_handler(lua_State* L);
 
+// Applies the sandbox described above (scripts/lua/moonseed/sandbox.lua) to
+// `L` now: for a state made with Sandbox::kOff whose setup needs what the
+// sandbox removes (reward_shaper.h takes `ffi` first). Throws
+// std::logic_error when the embedded library cannot apply it.
+void apply_sandbox(lua_State* L);
+
+// `index` as a positive stack index, which stays valid while values are
+// pushed; pseudo-indices (LUA_REGISTRYINDEX, upvalues) are returned as given.
+// LuaJIT has no lua_absindex.
+int absolute_index(lua_State* L, int index);
+
+// The value at `index` for an error message: "string \"fast\"", "number 2.5",
+// "boolean true", "table". Strings longer than 60 bytes are cut ("...").
+std::string describe_value(lua_State* L, int index);
+
 // Wraps a lua_CFunction written in C++: a std::exception escaping `F` becomes
 // a Lua error carrying what(), raised after every C++ local of F is destroyed.
 // Lua's own errors (luaL_check*, luaL_error) are not std::exceptions and pass

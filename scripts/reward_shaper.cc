@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "base/check.h"
-#include "scripts/embedded_lua.h"
 
 namespace moonseed::scripts {
 namespace {
@@ -64,17 +63,6 @@ bool has_position(const std::string& message) {
     colon = message.find(':', colon + 1);
   }
   return false;
-}
-
-void apply_sandbox(lua_State* L) {
-  const EmbeddedLuaModule* sandbox = find_embedded_lua_module("moonseed.sandbox");
-  if (sandbox == nullptr) throw std::logic_error("the embedded Lua library has no moonseed.sandbox");
-  if (luaL_loadbuffer(L, sandbox->source, sandbox->size, sandbox->chunk_name) != 0 ||
-      pcall_with_traceback(L, 0, 0) != 0) {
-    const std::string message = lua_tostring(L, -1);
-    lua_pop(L, 1);
-    throw std::logic_error("RewardShaper: applying the sandbox failed: " + message);
-  }
 }
 
 }  // namespace

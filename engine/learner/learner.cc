@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/text.h"
 #include "engine/config/actor_config.h"
+#include "engine/config/config_problems.h"
 #include "engine/config/schedule.h"
 #include "engine/config/schema.h"
 #include "engine/learner/actor_gateway.h"
@@ -32,7 +33,12 @@ namespace {
 
 constexpr size_t kReturnWindow = 100;
 
-envs::EnvSpec spec_of(const EnvConfig& env) { return envs::make_env(env.id, env.options)->spec(); }
+// The env's spec, once the config has passed the rules the loader checks
+// (engine/config/config_problems.h): a config built in C++ skips the loader.
+envs::EnvSpec checked_spec(const ExperimentConfig& config) {
+  check_config(config);
+  return envs::make_env(config.env.id, config.env.options)->spec();
+}
 
 // The mean of the last kReturnWindow values; NaN before the first.
 class RecentMean {
@@ -243,12 +249,7 @@ void Learner::Impl::take_hot_config() {
   applied_config_version.store(config_version.load());
 }
 
-Learner::Learner(const ExperimentConfig& config, std::string run_id) : spec_(spec_of(config.env)) {
-  if (config.topology.actors < 1 || config.topology.envs_per_actor < 1) {
-    throw std::invalid_argument("topology needs at least 1 actor with 1 env, got " +
-                                std::to_string(config.topology.actors) + " x " +
-                                std::to_string(config.topology.envs_per_actor));
-  }
+Learner::Learner(const ExperimentConfig& config, std::string run_id) : spec_(checked_spec(config)) {
   torch::manual_seed(config.seed);
   impl_ = std::make_unique<Impl>(config, std::move(run_id), spec_);
 }

@@ -38,7 +38,8 @@ namespace moonseed::engine {
 class Learner {
  public:
   // Builds the model on the configured device. Throws std::invalid_argument for
-  // an env id or model config that cannot be built.
+  // a config with problems (engine/config/config_problems.h, which the loader
+  // has reported already), or an env id or model config that cannot be built.
   Learner(const ExperimentConfig& config, std::string run_id);
   ~Learner();
   Learner(const Learner&) = delete;

@@ -213,6 +213,24 @@ TEST(Learner, AHotConfigVersionMustGrow) {
   EXPECT_THROW(s.learner.set_hot_config(small_config(), 1), std::invalid_argument);
 }
 
+// A config built in C++ skips the loader; the learner checks the same rules
+// (engine/config/config_problems.h) before it builds anything.
+TEST(Learner, RefusesAConfigTheLoaderWouldReject) {
+  ExperimentConfig no_actors = small_config();
+  no_actors.topology.actors = 0;
+  EXPECT_THROW(Learner(no_actors, "test-run"), std::invalid_argument);
+  ExperimentConfig more_groups_than_envs = small_config();
+  more_groups_than_envs.topology.groups_per_actor = 3;
+  try {
+    Learner learner(more_groups_than_envs, "test-run");
+    ADD_FAILURE() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("topology.groups_per_actor: groups_per_actor (3) exceeds envs_per_actor (2)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // R2D2 (algo = "r2d2") behind the same learner: env 1 of the actor evaluates.
 ExperimentConfig small_r2d2_config() {
   ExperimentConfig c = small_config();

@@ -1,0 +1,96 @@
+#include "engine/config/config_problems.h"
+
+#include <stdexcept>
+
+#include "base/text.h"
+#include "engine/config/schema.h"
+#include "engine/config/values.h"
+
+namespace moonseed::engine {
+namespace {
+
+void field_problems(const ExperimentConfig& config, std::vector<ConfigProblem>* problems) {
+  for (const FieldSchema& field : config_schema()) {
+    std::string message = check_value(field, field.get(config));
+    if (!message.empty()) problems->push_back(ConfigProblem{{field.path}, std::move(message)});
+  }
+}
+
+// In the order the loader has always reported them; each names the fields
+// involved, the one a user would change first.
+void cross_field_problems(const ExperimentConfig& config, std::vector<ConfigProblem>* problems) {
+  auto report = [&](std::vector<std::string> fields, std::string message) {
+    problems->push_back(ConfigProblem{std::move(fields), std::move(message)});
+  };
+  const TopologyConfig& t = config.topology;
+  if (t.groups_per_actor > t.envs_per_actor) {
+    report({"topology.groups_per_actor", "topology.envs_per_actor"},
+           "groups_per_actor (" + std::to_string(t.groups_per_actor) + ") exceeds envs_per_actor (" +
+               std::to_string(t.envs_per_actor) + "): every group needs at least one env");
+  }
+  for (const ScheduledField& s : config.schedules) {
+    if (s.schedule.axis == Schedule::Axis::kProgress && config.stop.frames <= 0) {
+      report({s.path}, "follows a schedule over progress (frames / stop.frames), which needs "
+                       "stop.frames > 0; stop.frames is " + std::to_string(config.stop.frames));
+    }
+  }
+  if (t.local_actors > t.actors) {
+    report({"topology.local_actors", "topology.actors"},
+           "local_actors (" + std::to_string(t.local_actors) + ") exceeds actors (" + std::to_string(t.actors) + ")");
+  }
+  const int eval_envs = t.eval_envs_per_actor;
+  if (eval_envs > 0 && config.algo != "r2d2") {
+    report({"topology.eval_envs_per_actor"},
+           "evaluation envs are an R2D2 feature (algo = \"r2d2\"); algo is " + base::lua_quote(config.algo) +
+               " (evaluate a V-trace run from its console: run:evaluate(10))");
+  } else if (eval_envs >= t.envs_per_actor) {
+    report({"topology.eval_envs_per_actor", "topology.envs_per_actor"},
+           "eval_envs_per_actor (" + std::to_string(eval_envs) + ") must be below envs_per_actor (" +
+               std::to_string(t.envs_per_actor) + "): some envs must feed the replay");
+  }
+  if (config.stop.eval_return_mean != 0 && eval_envs == 0) {
+    report({"stop.eval_return_mean", "topology.eval_envs_per_actor"},
+           "stop.eval_return_mean needs evaluation envs: set topology.eval_envs_per_actor >= 1");
+  }
+  if (config.algo == "r2d2") {
+    const R2d2Config& r = config.r2d2;
+    if (r.period > r.burn_in + r.trace) {
+      report({"r2d2.period", "r2d2.trace", "r2d2.burn_in"},
+             "period (" + std::to_string(r.period) + ") exceeds burn_in + trace (" +
+                 std::to_string(r.burn_in + r.trace) + "): steps between sequences would never be trained on");
+    }
+    if (r.min_fill > r.capacity) {
+      report({"r2d2.min_fill", "r2d2.capacity"},
+             "min_fill (" + std::to_string(r.min_fill) + ") exceeds capacity (" + std::to_string(r.capacity) +
+                 "): training would never start");
+    }
+    if (r.batch > r.min_fill) {
+      report({"r2d2.batch", "r2d2.min_fill"},
+             "batch (" + std::to_string(r.batch) + ") exceeds min_fill (" + std::to_string(r.min_fill) +
+                 "): the first batch would repeat sequences; raise min_fill to at least batch");
+    }
+  }
+}
+
+}  // namespace
+
+std::string ConfigProblem::str() const {
+  return (fields.empty() ? std::string("(experiment)") : fields.front()) + ": " + message;
+}
+
+std::vector<ConfigProblem> config_problems(const ExperimentConfig& config) {
+  std::vector<ConfigProblem> problems;
+  field_problems(config, &problems);
+  cross_field_problems(config, &problems);
+  return problems;
+}
+
+void check_config(const ExperimentConfig& config) {
+  const std::vector<ConfigProblem> problems = config_problems(config);
+  if (problems.empty()) return;
+  std::vector<std::string> lines;
+  for (const ConfigProblem& p : problems) lines.push_back(p.str());
+  throw std::invalid_argument("invalid config: " + base::join(lines, "; "));
+}
+
+}  // namespace moonseed::engine

@@ -1,0 +1,61 @@
+#include "scripts/cross_field_rules.h"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "base/text.h"
+#include "engine/config/config_problems.h"
+#include "envs/env.h"
+#include "scripts/lua_layers.h"
+
+namespace moonseed::scripts {
+
+void check_cross_field(const engine::ExperimentConfig& config, const std::string& script,
+                       const AssignedFields& values, std::vector<ConfigIssue>* issues) {
+  auto report = [&](const std::vector<std::string>& paths, const std::string& message) {
+    for (const std::string& path : paths) {
+      if (const Assigned* a = find_assigned(values, path)) {
+        issues->push_back(ConfigIssue{a->file, a->line, path, message});
+        return;
+      }
+    }
+    issues->push_back(ConfigIssue{script, 0, paths.front(), message});
+  };
+  for (const engine::ConfigProblem& problem : engine::config_problems(config)) {
+    report(problem.fields, problem.message);
+  }
+
+  const std::vector<std::string> ids = envs::env_ids();
+  if (std::find(ids.begin(), ids.end(), config.env.id) == ids.end()) {
+    const std::string close = base::closest_name(config.env.id, ids);
+    report({"env.id"}, "unknown environment " + base::lua_quote(config.env.id) +
+                           (close.empty() ? "" : "; did you mean " + base::lua_quote(close) + "?") +
+                           " (known: " + base::join(ids) + ")");
+    return;
+  }
+  std::unique_ptr<envs::Env> env;
+  try {
+    env = envs::make_env(config.env.id, config.env.options);
+  } catch (const std::invalid_argument& e) {
+    report({"env.options", "env.id"}, e.what());
+    return;
+  }
+  const models::ModelSpec& model = config.model;
+  if (model.kind == "layers" && model.layers.empty()) {
+    report({"model.kind", "model.layers"},
+           "model.kind is \"layers\" but model.layers is empty: declare them, e.g. "
+           "model = ms.layers {ms.nn.linear(64), ms.nn.tanh()}");
+  } else if (model.kind != "layers" && !model.layers.empty()) {
+    report({"model.layers", "model.kind"},
+           "model.layers is set but model.kind is " + base::lua_quote(model.kind) +
+               ", which ignores it: set model.kind = \"layers\" (ms.layers {...} does)");
+  } else {
+    const std::string problem = model_problem(config, env->spec());
+    if (!problem.empty()) {
+      report({"model.layers", "model.kind", "model.hidden"}, problem + " (for " + config.env.id + ")");
+    }
+  }
+}
+
+}  // namespace moonseed::scripts
