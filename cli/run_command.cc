@@ -24,6 +24,7 @@
 #include "cli/run_control.h"
 #include "cli/local_actors.h"
 #include "cli/progress.h"
+#include "cli/run_report.h"
 #include "engine/config/experiment_config.h"
 #include "engine/learner/learner.h"
 #include "engine/run/metrics_log.h"
@@ -243,29 +244,10 @@ void warm_start(engine::Learner& learner, const engine::ExperimentConfig& cfg, c
 engine::MetricsRow counters_row(const engine::LearnerStats& s, const engine::ExperimentConfig& cfg, double elapsed,
                                 double fps, int actor_restarts) {
   engine::MetricsRow row;
-  row.add("time_s", elapsed).add("frames", s.frames).add("fps", fps)
-      .add("episodes", s.episodes).add("return_mean", s.return_mean)
-      .add("length_mean", s.length_mean).add("optimizer_steps", s.optimizer_steps)
-      .add("trained_frames", s.trained_frames).add("loss_total", s.loss_total)
-      .add("grad_norm", s.grad_norm).add("learning_rate", s.learning_rate)
-      .add("actors", s.actors_connected).add("actor_restarts", actor_restarts).add("queue", s.queue_size)
-      .add("inference_batch_envs", s.mean_batch_envs)
-      .add("config_version", static_cast<double>(s.applied_config_version));
-  if (cfg.topology.eval_envs_per_actor > 0) {
-    row.add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean);
-  }
-  // The algorithm's own numbers (V-trace: loss_policy, mean_rho, ...; R2D2: mean_q, replay_size, ...).
-  for (const engine::Metric& m : s.agent_metrics) row.add(m.name, m.value);
-  if (s.record) {
-    const engine::RecorderStats& r = *s.record;
-    row.add("record_steps", r.recorded_steps).add("record_dropped_steps", r.dropped_steps)
-        .add("record_durable_records", static_cast<double>(r.writer.durable_records))
-        .add("record_disk_mb", static_cast<double>(r.writer.bytes_disk) / (1 << 20))
-        .add("record_cpu_s", r.cpu_seconds)
-        .add("record_ratio", r.writer.bytes_disk ? static_cast<double>(r.writer.bytes_raw) /
-                                                       static_cast<double>(r.writer.bytes_disk)
-                                                 : 0.0);
-  }
+  row.add("time_s", elapsed).add("fps", fps);
+  add_counters(row, s, cfg.topology.eval_envs_per_actor > 0);
+  // The version the training thread has applied: the rows' numbers are its.
+  row.add("actor_restarts", actor_restarts).add("config_version", static_cast<double>(s.applied_config_version));
   return row;
 }
 
@@ -437,23 +419,12 @@ int run_command(const Args& args) {
     metrics_ok = written;
     progress.update(elapsed, s, fps, cfg.topology.actors);
 
-    const engine::StopConfig& stop = live.stop;
-    if (stop.frames > 0 && s.frames >= stop.frames) {
-      stop_reason = "reached stop.frames = " + std::to_string(stop.frames);
-    } else if (stop.seconds > 0 && elapsed >= stop.seconds) {
-      stop_reason = "reached stop.seconds = " + format_number(stop.seconds);
-    } else if (stop.return_mean != 0 && s.episodes >= 100 && s.return_mean >= stop.return_mean) {
-      stop_reason = "return_mean " + format_number(s.return_mean) + " >= stop.return_mean = " +
-                    format_number(stop.return_mean);
-    } else if (stop.eval_return_mean != 0 && s.eval_episodes >= 100 && s.eval_return_mean >= stop.eval_return_mean) {
-      stop_reason = "eval_return_mean " + format_number(s.eval_return_mean) + " >= stop.eval_return_mean = " +
-                    format_number(stop.eval_return_mean);
-    }
+    stop_reason = cli::stop_reason(live.stop, s, elapsed);
     if (stop_reason.empty() && now >= next_checkpoint) {
       next_checkpoint = now + std::max(1.0, live.checkpoint.interval_s);
       try {
-        learner.save_checkpoint(dir->checkpoint_path(s.optimizer_steps), elapsed);
-        dir->prune_checkpoints(cfg.checkpoint.keep);
+        checkpoint_and_prune(*dir, s.optimizer_steps, cfg.checkpoint.keep,
+                             [&](const std::string& path) { learner.save_checkpoint(path, elapsed); });
       } catch (const std::exception& e) {
         std::cerr << "\nmoonseed: checkpoint failed: " << e.what() << "; training goes on\n";
       }
@@ -470,8 +441,8 @@ int run_command(const Args& args) {
   const engine::LearnerStats final_stats = learner.stats();
   int code = 0;
   try {
-    learner.save_checkpoint(dir->checkpoint_path(final_stats.optimizer_steps), elapsed);
-    dir->prune_checkpoints(cfg.checkpoint.keep);
+    checkpoint_and_prune(*dir, final_stats.optimizer_steps, cfg.checkpoint.keep,
+                         [&](const std::string& path) { learner.save_checkpoint(path, elapsed); });
   } catch (const std::exception& e) {
     std::cerr << "moonseed: final checkpoint failed: " << e.what() << "\n";
     code = 1;
