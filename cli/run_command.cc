@@ -199,29 +199,35 @@ std::string experience_directory(const engine::RecordConfig& record, const std::
 }
 
 // config.warm_start before the actors start, with a progress line; the report
-// goes into metrics.jsonl as a "warm_start" event.
+// goes into metrics.jsonl as a "warm_start" event. What is printed follows the
+// report (training steps, or a replay filled), not the algorithm's name.
 void warm_start(engine::Learner& learner, const engine::ExperimentConfig& cfg, const engine::RunDirectory& dir) {
-  const bool vtrace = cfg.algo != "r2d2";
-  std::cerr << "moonseed: warm start from " << cfg.warm_start.log
-            << (vtrace ? " (" + std::to_string(cfg.warm_start.steps) + " training steps on its unrolls)"
-                       : std::string(" (pre-filling the replay)"))
-            << "\n";
   const auto start = std::chrono::steady_clock::now();
   auto last_print = start;
+  bool announced = false;
+  const auto announce = [&](const engine::WarmStartReport& r) {
+    announced = true;
+    std::cerr << "moonseed: warm start from " << cfg.warm_start.log
+              << (r.steps_planned > 0 ? " (" + std::to_string(r.steps_planned) + " training steps on its unrolls)"
+                                      : std::string(" (pre-filling the replay)"))
+              << "\n";
+  };
   const engine::WarmStartReport report = learner.warm_start([&](const engine::WarmStartReport& r) {
+    if (!announced) announce(r);  // the agents' first report, before any work
     const auto now = std::chrono::steady_clock::now();
     if (now - last_print < std::chrono::milliseconds(500)) return;
     last_print = now;
-    if (vtrace) {
-      std::cerr << "\rmoonseed: warm start: step " << r.steps << "/" << cfg.warm_start.steps << ", loss "
+    if (r.steps_planned > 0) {
+      std::cerr << "\rmoonseed: warm start: step " << r.steps << "/" << r.steps_planned << ", loss "
                 << format_number(r.loss_last) << ", bc " << format_number(r.bc_last) << "   " << std::flush;
     } else {
       std::cerr << "\rmoonseed: warm start: " << r.unrolls << " unrolls read, " << r.sequences
                 << " sequences in the replay   " << std::flush;
     }
   });
+  if (!announced) announce(report);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (vtrace) {
+  if (report.steps_planned > 0) {
     std::cerr << "\rmoonseed: warm start: " << report.steps << " steps on " << report.unrolls << " unrolls in "
               << format_number(seconds) << " s; loss " << format_number(report.loss_first) << " -> "
               << format_number(report.loss_last) << ", bc " << format_number(report.bc_first) << " -> "
