@@ -19,6 +19,7 @@
 #include <sstream>
 #include <string>
 
+#include "base/log.h"
 #include "cli/commands.h"
 #include "cli/hot_reload.h"
 #include "cli/run_control.h"
@@ -420,7 +421,7 @@ int run_command(const Args& args) {
     }
     const bool written = metrics.append(row);
     if (!written && metrics_ok) {
-      std::cerr << "\nmoonseed: cannot write " << dir->metrics_path() << " (disk full?); training goes on\n";
+      base::log_warning("cannot write " + dir->metrics_path() + " (disk full?); training goes on");
     }
     metrics_ok = written;
     progress.update(elapsed, s, fps, cfg.topology.actors);
@@ -432,7 +433,7 @@ int run_command(const Args& args) {
         checkpoint_and_prune(*dir, s.optimizer_steps, cfg.checkpoint.keep,
                              [&](const std::string& path) { learner.save_checkpoint(path, elapsed); });
       } catch (const std::exception& e) {
-        std::cerr << "\nmoonseed: checkpoint failed: " << e.what() << "; training goes on\n";
+        base::log_warning(std::string("checkpoint failed: ") + e.what() + "; training goes on");
       }
     }
   }

@@ -1,10 +1,10 @@
 #include "cli/run_control.h"
 
 #include <cmath>
-#include <iostream>
 #include <sstream>
 #include <stdexcept>
 
+#include "base/log.h"
 #include "base/text.h"
 #include "cli/run_report.h"
 #include "engine/config/schedule_text.h"
@@ -72,8 +72,7 @@ std::string RunControl::dispatch(const std::string& command, const std::string& 
   if (command == "reload") return reloaded(c_.reload.reload(c_.cfg, c_.elapsed_s(), c_.progress, {}, "control"));
   if (command == "pause" || command == "resume") {
     c_.learner.set_paused(command == "pause");
-    c_.progress.finish();
-    std::cerr << "moonseed: training " << (command == "pause" ? "paused" : "resumed") << " (control)\n";
+    base::log_info(std::string("training ") + (command == "pause" ? "paused" : "resumed") + " (control)");
     return control_ok(status());
   }
   if (command == "checkpoint") return control_ok(checkpoint());
