@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "base/log.h"
 #include "base/text.h"
 #include "engine/config/diff.h"
 #include "scripts/experiment_loader.h"
@@ -41,7 +42,7 @@ HotReload::HotReload(std::string script, std::vector<std::string> overrides,
 
 void HotReload::record(engine::MetricsRow& row) {
   if (!metrics_.append(row)) {
-    std::cerr << "moonseed: cannot write " << dir_.metrics_path() << " (disk full?)\n";
+    base::log_warning("cannot write " + dir_.metrics_path() + " (disk full?)");
   }
 }
 

@@ -10,8 +10,10 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <iostream>
+#include <sstream>
 #include <stdexcept>
+
+#include "base/log.h"
 
 namespace moonseed::cli {
 namespace {
@@ -105,8 +107,10 @@ void LocalActors::supervise() {
     if (now_s() - started_at_[id] > 30) backoff_s_[id] = 1.0;
     double wait_s = backoff_s_[id];
     backoff_s_[id] = std::min(backoff_s_[id] * 2, options_.max_backoff_s);
-    std::cerr << "\nmoonseed: actor " << id << " (pid " << pid << ") " << describe_status(status)
-              << "; restarting in " << wait_s << " s" << std::endl;
+    std::ostringstream message;
+    message << "actor " << id << " (pid " << pid << ") " << describe_status(status) << "; restarting in " << wait_s
+            << " s";
+    base::log_warning(message.str());  // from this thread, the sink keeps it off the progress line
     if (changed_.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return stopping_; })) {
       continue;
     }
@@ -114,7 +118,7 @@ void LocalActors::supervise() {
       pids_[id] = spawn(id);
       ++restarts_;
     } catch (const std::exception& e) {
-      std::cerr << "moonseed: cannot restart actor " << id << ": " << e.what() << std::endl;
+      base::log_error("cannot restart actor " + std::to_string(id) + ": " + e.what());
     }
   }
 }

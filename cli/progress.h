@@ -11,8 +11,7 @@
 #include <string>
 
 #include "base/log.h"
-
-#include "engine/learner/learner.h"
+#include "engine/learner/stats.h"
 
 namespace moonseed::cli {
 

@@ -1,11 +1,12 @@
 #include "cli/run_control.h"
 
 #include <cmath>
-#include <iostream>
 #include <sstream>
 #include <stdexcept>
 
+#include "base/log.h"
 #include "base/text.h"
+#include "cli/run_report.h"
 #include "engine/config/schedule_text.h"
 #include "engine/config/schedule.h"
 #include "engine/config/diff.h"
@@ -71,8 +72,7 @@ std::string RunControl::dispatch(const std::string& command, const std::string& 
   if (command == "reload") return reloaded(c_.reload.reload(c_.cfg, c_.elapsed_s(), c_.progress, {}, "control"));
   if (command == "pause" || command == "resume") {
     c_.learner.set_paused(command == "pause");
-    c_.progress.finish();
-    std::cerr << "moonseed: training " << (command == "pause" ? "paused" : "resumed") << " (control)\n";
+    base::log_info(std::string("training ") + (command == "pause" ? "paused" : "resumed") + " (control)");
     return control_ok(status());
   }
   if (command == "checkpoint") return control_ok(checkpoint());
@@ -86,17 +86,15 @@ std::string RunControl::dispatch(const std::string& command, const std::string& 
 
 std::string RunControl::status() {
   const engine::LearnerStats s = c_.learner.stats();
-  std::ostringstream o;
-  o << "{\"run_dir\": " << base::json_quote(c_.dir.path()) << ", \"name\": " << base::json_quote(c_.cfg.name)
-    << ", \"env\": " << base::json_quote(c_.cfg.env.id) << ", \"elapsed_s\": " << number(c_.elapsed_s())
-    << ", \"frames\": " << s.frames << ", \"episodes\": " << s.episodes
-    << ", \"return_mean\": " << number(s.return_mean) << ", \"optimizer_steps\": " << s.optimizer_steps
-    << ", \"learning_rate\": " << number(s.learning_rate);
-  for (const engine::Metric& m : s.agent_metrics) o << ", " << base::json_quote(m.name) << ": " << number(m.value);
-  o << ", \"config_version\": " << s.config_version << ", \"applied_config_version\": " << s.applied_config_version
-    << ", \"paused\": " << (s.paused ? "true" : "false") << ", \"actors\": " << s.actors_connected
-    << ", \"actors_expected\": " << c_.cfg.topology.actors << "}";
-  return o.str();
+  engine::MetricsRow row;
+  row.add("run_dir", c_.dir.path()).add("name", c_.cfg.name).add("env", c_.cfg.env.id)
+      .add("elapsed_s", c_.elapsed_s());
+  add_counters(row, s, c_.cfg.topology.eval_envs_per_actor > 0);
+  // Both versions: a `set` is in config_version at once, in applied_config_version after the next step.
+  row.add("config_version", static_cast<double>(s.config_version))
+      .add("applied_config_version", static_cast<double>(s.applied_config_version))
+      .add_json("paused", s.paused ? "true" : "false").add("actors_expected", c_.cfg.topology.actors);
+  return row.to_json();
 }
 
 std::string RunControl::get(const std::string& path) {
@@ -116,10 +114,10 @@ std::string RunControl::get(const std::string& path) {
 }
 
 std::string RunControl::checkpoint() {
-  const engine::LearnerStats s = c_.learner.stats();
-  const std::string path = c_.dir.checkpoint_path(s.optimizer_steps);
-  c_.learner.save_checkpoint(path, c_.elapsed_s());
-  c_.dir.prune_checkpoints(c_.cfg.checkpoint.keep);
+  const double elapsed = c_.elapsed_s();
+  const std::string path =
+      checkpoint_and_prune(c_.dir, c_.learner.stats().optimizer_steps, c_.cfg.checkpoint.keep,
+                           [&](const std::string& p) { c_.learner.save_checkpoint(p, elapsed); });
   return base::json_quote(path);
 }
 

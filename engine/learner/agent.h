@@ -96,8 +96,8 @@ class Agent {
   // behaviour cloning), going over the log again as often as needed; R2D2
   // replays its steps into the replay with a zero recurrent state and inserts
   // the sequences with priorities from the online net. `progress` is called
-  // after every step / unroll. Throws std::invalid_argument for a log too
-  // small to use.
+  // once before the first step / unroll (with steps_planned set), then after
+  // every one. Throws std::invalid_argument for a log too small to use.
   virtual WarmStartReport warm_start(LogUnrolls& log, const ExperimentConfig& config,
                                      const std::function<void(const WarmStartReport&)>& progress) = 0;
 

@@ -67,7 +67,7 @@ class Learner {
 
   // Starts from the experience log config.warm_start.log (Agent::warm_start:
   // V-trace trains on its unrolls, R2D2 pre-fills its replay), calling
-  // `progress` after each step. Only before start(). Throws
+  // `progress` once before it begins, then after each step. Only before start(). Throws
   // std::invalid_argument for a log that cannot be read or does not fit the
   // env (naming the log and the column).
   WarmStartReport warm_start(const std::function<void(const WarmStartReport&)>& progress = {});

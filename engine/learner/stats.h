@@ -44,6 +44,10 @@ struct TrainReport {
 
 // What a warm start did (Agent::warm_start, Learner::warm_start).
 struct WarmStartReport {
+  // Training steps the warm start takes (V-trace: warm_start.steps); 0 when it
+  // trains nothing but fills a replay (R2D2). Set from the first report on, so
+  // a caller can say what is coming and print it without knowing the algorithm.
+  int64_t steps_planned = 0;
   int64_t steps = 0;      // V-trace: training steps taken on the log's unrolls
   int64_t unrolls = 0;    // unrolls read from the log (V-trace: counting every pass)
   int64_t sequences = 0;  // R2D2: sequences in the replay afterwards

@@ -226,6 +226,8 @@ class R2d2Agent : public Agent {
     const int64_t obs_bytes = shape.observation_bytes();
     const int64_t action_bytes = shape.action_bytes();  // int64 indices
     WarmStartReport report;
+    report.steps_planned = 0;  // no training: the replay is filled
+    if (progress) progress(report);
     while (UnrollPtr u = log.next()) {
       const int slot = training[static_cast<size_t>(u->slot) % training.size()];
       if (stream_of[static_cast<size_t>(slot)] != u->slot) {

@@ -162,6 +162,8 @@ class VtraceAgent : public Agent {
   WarmStartReport warm_start(LogUnrolls& log, const ExperimentConfig& config,
                              const std::function<void(const WarmStartReport&)>& progress) override {
     WarmStartReport report;
+    report.steps_planned = config.warm_start.steps;
+    if (progress) progress(report);
     const size_t batch_size = static_cast<size_t>(config.learner.batch);
     std::vector<UnrollPtr> pending;
     while (report.steps < config.warm_start.steps) {

@@ -1,0 +1,120 @@
+// One training run of `moonseed run`: its learner, rpc server, local actors,
+// control socket and hot reload, driven by a control loop. run_command()
+// parses the arguments and drives it:
+//
+//   Run run(options);
+//   run.setup();             // load, run directory, learner, server, actors, control socket
+//   while (run.tick()) {}    // one tick: wait, reload, metrics row, progress, stop rules, checkpoint
+//   return run.finish();     // Bye, actors, learner, final checkpoint, stop row, summary
+//
+// Ownership: the Run owns every part of the run. Destroying it (after
+// finish(), or after an exception from any step) stops the learner's threads
+// before the rpc server they may pump, and kills the local actors still running.
+//
+// Failures: setup() throws what loading the experiment, the run directory, a
+// restore or a warm start throws (the caller prints it). tick() does not throw
+// for a metrics row or checkpoint it cannot write: it logs it and training goes
+// on. finish() returns 1 when the final checkpoint fails, else 0.
+//
+// Thread-safety: none. One thread calls everything; setup() blocks SIGINT and
+// SIGTERM for every thread started after it, so they arrive in tick().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config/experiment_config.h"
+#include "engine/learner/stats.h"
+#include "engine/run/metrics_log.h"
+#include "engine/run/run_directory.h"
+#include "scripts/experiment_loader.h"
+
+namespace moonseed {
+namespace engine {
+class Learner;
+}
+namespace rpc {
+class ControlServer;
+class Server;
+}  // namespace rpc
+}  // namespace moonseed
+
+namespace moonseed::cli {
+
+class HotReload;
+class LocalActors;
+class Progress;
+class RunControl;
+class SignalWaiter;
+
+// What the command line asks of a run.
+struct RunOptions {
+  std::string script;                  // the experiment script, or
+  std::string resume_dir;              // a run directory to continue (--resume)
+  std::vector<std::string> overrides;  // key=value
+  bool quiet = false;                  // no progress line
+  bool watch = true;                   // hot reload on saving the script
+  std::string announce;                // a file to write the run directory's path to
+};
+
+class Run {
+ public:
+  explicit Run(RunOptions options);
+  ~Run();
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  void setup();
+  // One turn of the control loop. Returns false once the run is to stop
+  // (stop_reason() says why): a stop rule, a signal or `stop` on the control socket.
+  bool tick();
+  // Ends the run, in this order: Bye to the actors (server stop), the actors'
+  // exit, the learner's threads, the final checkpoint (it holds every step
+  // trained), the metrics "stop" row, the summary lines. Returns the exit code.
+  int finish();
+
+  const std::string& stop_reason() const { return stop_reason_; }
+
+ private:
+  void open_run_directory();
+  engine::Counters start_learner();  // returns the counters it starts from
+  void start_serving();
+  void open_control();
+  void log_tick(double now);
+  void print_summary(const engine::LearnerStats& s, double elapsed_s) const;
+  double elapsed_s() const;
+
+  const RunOptions options_;
+  std::string loaded_from_;  // the script, or RUN_DIR/config.lua on --resume
+  std::vector<scripts::ScriptSource> sources_;
+  engine::ExperimentConfig cfg_;  // replaced by hot reload and `set`
+  std::optional<engine::RunDirectory> dir_;
+
+  // Declared in the order setup() makes them; ~Run() takes them down in reverse.
+  std::unique_ptr<SignalWaiter> signals_;
+  std::unique_ptr<engine::Learner> learner_;
+  std::unique_ptr<engine::MetricsLog> metrics_;
+  std::unique_ptr<rpc::Server> server_;
+  std::unique_ptr<LocalActors> actors_;
+  std::unique_ptr<HotReload> reload_;
+  std::unique_ptr<Progress> progress_;
+  std::unique_ptr<rpc::ControlServer> control_;
+  std::unique_ptr<RunControl> run_control_;
+
+  // The control loop's clock: steady seconds.
+  double t0_ = 0;            // when the run started, earlier by the elapsed time of a resumed one
+  double next_tick_ = 0;     // the next metrics row
+  double next_watch_ = 0;    // the next look at the script's files
+  double next_checkpoint_ = 0;
+  double last_tick_ = 0;     // time and frames of the last row, for its frame rate
+  int64_t last_frames_ = 0;
+  uint64_t seen_version_ = 0;  // the config version the loop's own fields follow
+  bool metrics_ok_ = true;     // the last row was written (a failure is logged once)
+  bool record_error_logged_ = false;
+  std::string stop_reason_;    // set to stop; RunControl sets it on `stop`
+};
+
+}  // namespace moonseed::cli

@@ -1,0 +1,50 @@
+#include "cli/run_report.h"
+
+#include "cli/progress.h"
+
+namespace moonseed::cli {
+
+std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s, double elapsed_s) {
+  // Means over fewer than 100 episodes are too noisy to stop on.
+  constexpr int64_t kMinEpisodes = 100;
+  if (stop.frames > 0 && s.frames >= stop.frames) return "reached stop.frames = " + std::to_string(stop.frames);
+  if (stop.seconds > 0 && elapsed_s >= stop.seconds) return "reached stop.seconds = " + format_number(stop.seconds);
+  if (stop.return_mean != 0 && s.episodes >= kMinEpisodes && s.return_mean >= stop.return_mean) {
+    return "return_mean " + format_number(s.return_mean) + " >= stop.return_mean = " + format_number(stop.return_mean);
+  }
+  if (stop.eval_return_mean != 0 && s.eval_episodes >= kMinEpisodes && s.eval_return_mean >= stop.eval_return_mean) {
+    return "eval_return_mean " + format_number(s.eval_return_mean) + " >= stop.eval_return_mean = " +
+           format_number(stop.eval_return_mean);
+  }
+  return "";
+}
+
+void add_counters(engine::MetricsRow& row, const engine::LearnerStats& s, bool eval_envs) {
+  row.add("frames", s.frames).add("episodes", s.episodes).add("return_mean", s.return_mean)
+      .add("length_mean", s.length_mean).add("optimizer_steps", s.optimizer_steps)
+      .add("trained_frames", s.trained_frames).add("loss_total", s.loss_total)
+      .add("grad_norm", s.grad_norm).add("learning_rate", s.learning_rate)
+      .add("actors", s.actors_connected).add("queue", s.queue_size)
+      .add("inference_batch_envs", s.mean_batch_envs);
+  if (eval_envs) row.add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean);
+  // The algorithm's own numbers (V-trace: loss_policy, mean_rho, ...; R2D2: mean_q, replay_size, ...).
+  for (const engine::Metric& m : s.agent_metrics) row.add(m.name, m.value);
+  if (s.record) {
+    const engine::RecorderStats& r = *s.record;
+    const double disk = static_cast<double>(r.writer.bytes_disk);
+    row.add("record_steps", r.recorded_steps).add("record_dropped_steps", r.dropped_steps)
+        .add("record_durable_records", static_cast<double>(r.writer.durable_records))
+        .add("record_disk_mb", disk / (1 << 20))
+        .add("record_cpu_s", r.cpu_seconds)
+        .add("record_ratio", r.writer.bytes_disk ? static_cast<double>(r.writer.bytes_raw) / disk : 0.0);
+  }
+}
+
+std::string checkpoint_and_prune(const engine::RunDirectory& dir, int64_t step, int keep, const SaveCheckpoint& save) {
+  const std::string path = dir.checkpoint_path(step);
+  save(path);
+  dir.prune_checkpoints(keep);
+  return path;
+}
+
+}  // namespace moonseed::cli

@@ -1,0 +1,44 @@
+// What `moonseed run` decides and reports on its ticks, as functions of plain
+// values so that tests/cli checks them without a learner (and without
+// LibTorch): the stop rules, the learner's counters as JSON (metrics.jsonl
+// rows and `moonseed ctl status`), and saving a checkpoint then pruning.
+//
+// Pure functions, except checkpoint_and_prune, which writes the run directory;
+// thread-safe as far as their arguments are.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "engine/config/experiment_config.h"
+#include "engine/learner/stats.h"
+#include "engine/run/metrics_log.h"
+#include "engine/run/run_directory.h"
+
+namespace moonseed::cli {
+
+// Why the run stops now, or "" to go on: the first of stop.frames,
+// stop.seconds, stop.return_mean (once 100 episodes have ended) and
+// stop.eval_return_mean (once 100 evaluation episodes have). A rule at 0 is
+// off. `stop` has its schedules applied at s.frames.
+std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s, double elapsed_s);
+
+// Adds the learner's counters to `row`: frames, episodes, returns, steps,
+// loss, learning rate, actors, queue, batching; the evaluation envs' episodes
+// and return when `eval_envs` (topology.eval_envs_per_actor > 0); the
+// algorithm's named metrics; the recorder's numbers when it records. Each
+// caller adds its own fields around them: metrics.jsonl time_s, fps,
+// actor_restarts; `status` the run's identity. Non-finite numbers are null.
+void add_counters(engine::MetricsRow& row, const engine::LearnerStats& s, bool eval_envs);
+
+// Writes one checkpoint: a function that saves the learner's state to a path.
+using SaveCheckpoint = std::function<void(const std::string& path)>;
+
+// Saves the checkpoint of optimizer step `step` into the run directory
+// through `save`, then deletes all but the newest `keep`. Returns its path.
+// Throws what `save` or the pruning throws (nothing is pruned when saving
+// fails); each caller decides how to report it.
+std::string checkpoint_and_prune(const engine::RunDirectory& dir, int64_t step, int keep, const SaveCheckpoint& save);
+
+}  // namespace moonseed::cli

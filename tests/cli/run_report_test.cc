@@ -1,0 +1,167 @@
+// cli/run_report.h: the stop rules, the counters as JSON and checkpoint
+// pruning of `moonseed run`, on plain values (no learner, no LibTorch).
+#include "cli/run_report.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace moonseed::cli {
+namespace {
+
+engine::LearnerStats stats(int64_t frames, int64_t episodes, double return_mean) {
+  engine::LearnerStats s;
+  s.frames = frames;
+  s.episodes = episodes;
+  s.return_mean = return_mean;
+  return s;
+}
+
+TEST(StopReason, NoRuleNoStop) {
+  EXPECT_EQ(stop_reason(engine::StopConfig{}, stats(1000000, 5000, 500), 1e6), "");
+}
+
+TEST(StopReason, FramesStopAtTheLimit) {
+  engine::StopConfig stop;
+  stop.frames = 1000;
+  EXPECT_EQ(stop_reason(stop, stats(999, 0, 0), 0), "");
+  EXPECT_EQ(stop_reason(stop, stats(1000, 0, 0), 0), "reached stop.frames = 1000");
+}
+
+TEST(StopReason, SecondsStopAtTheLimit) {
+  engine::StopConfig stop;
+  stop.seconds = 2.5;
+  EXPECT_EQ(stop_reason(stop, stats(0, 0, 0), 2.49), "");
+  EXPECT_EQ(stop_reason(stop, stats(0, 0, 0), 2.5), "reached stop.seconds = 2.5");
+}
+
+TEST(StopReason, ReturnMeanNeedsAHundredEpisodes) {
+  engine::StopConfig stop;
+  stop.return_mean = 475;
+  EXPECT_EQ(stop_reason(stop, stats(0, 99, 500), 0), "");
+  EXPECT_EQ(stop_reason(stop, stats(0, 100, 474.9), 0), "");
+  EXPECT_EQ(stop_reason(stop, stats(0, 100, 481.25), 0), "return_mean 481.2 >= stop.return_mean = 475");
+  // Before the first episode the mean is NaN: never reached.
+  EXPECT_EQ(stop_reason(stop, stats(0, 100, std::nan("")), 0), "");
+}
+
+TEST(StopReason, EvalReturnMeanNeedsAHundredEvalEpisodes) {
+  engine::StopConfig stop;
+  stop.eval_return_mean = 200;
+  engine::LearnerStats s = stats(0, 1000, 500);
+  s.eval_episodes = 99;
+  s.eval_return_mean = 300;
+  EXPECT_EQ(stop_reason(stop, s, 0), "");
+  s.eval_episodes = 100;
+  EXPECT_EQ(stop_reason(stop, s, 0), "eval_return_mean 300 >= stop.eval_return_mean = 200");
+}
+
+TEST(StopReason, FirstRuleInOrderWins) {
+  engine::StopConfig stop;
+  stop.frames = 10;
+  stop.seconds = 1;
+  stop.return_mean = 1;
+  EXPECT_EQ(stop_reason(stop, stats(10, 100, 5), 5), "reached stop.frames = 10");
+  EXPECT_EQ(stop_reason(stop, stats(9, 100, 5), 5), "reached stop.seconds = 1");
+  EXPECT_EQ(stop_reason(stop, stats(9, 100, 5), 0.5), "return_mean 5 >= stop.return_mean = 1");
+}
+
+bool has_key(const std::string& json, const std::string& key) {
+  return json.find("\"" + key + "\": ") != std::string::npos;
+}
+
+TEST(AddCounters, WritesEveryCounterAndTheAlgorithmsMetrics) {
+  engine::LearnerStats s = stats(12345, 67, 21.5);
+  s.optimizer_steps = 89;
+  s.actors_connected = 2;
+  s.learning_rate = 2.5e-4;
+  s.agent_metrics = {{"loss_policy", 0.5}, {"mean_q", 1.25}};
+  engine::MetricsRow row;
+  add_counters(row, s, false);
+  const std::string json = row.to_json();
+  for (const char* key : {"frames", "episodes", "return_mean", "length_mean", "optimizer_steps", "trained_frames",
+                          "loss_total", "grad_norm", "learning_rate", "actors", "queue", "inference_batch_envs"}) {
+    EXPECT_TRUE(has_key(json, key)) << key << " in " << json;
+  }
+  EXPECT_NE(json.find("\"frames\": 12345"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"learning_rate\": 0.00025"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"loss_policy\": 0.5"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"mean_q\": 1.25"), std::string::npos) << json;
+  // Without evaluation envs or recording, their keys are absent.
+  EXPECT_FALSE(has_key(json, "eval_episodes")) << json;
+  EXPECT_FALSE(has_key(json, "record_steps")) << json;
+}
+
+TEST(AddCounters, EvaluationEnvsAndNaN) {
+  engine::LearnerStats s = stats(0, 0, std::nan(""));
+  s.eval_episodes = 3;
+  s.eval_return_mean = 7;
+  engine::MetricsRow row;
+  add_counters(row, s, true);
+  const std::string json = row.to_json();
+  EXPECT_NE(json.find("\"eval_episodes\": 3"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"eval_return_mean\": 7"), std::string::npos) << json;
+  // JSON has no NaN.
+  EXPECT_NE(json.find("\"return_mean\": null"), std::string::npos) << json;
+}
+
+TEST(AddCounters, RecorderStats) {
+  engine::LearnerStats s;
+  engine::RecorderStats r;
+  r.recorded_steps = 1000;
+  r.dropped_steps = 4;
+  r.writer.durable_records = 10;
+  r.writer.bytes_disk = 1 << 20;
+  r.writer.bytes_raw = 3 << 20;
+  r.cpu_seconds = 0.5;
+  s.record = r;
+  engine::MetricsRow row;
+  add_counters(row, s, false);
+  const std::string json = row.to_json();
+  EXPECT_NE(json.find("\"record_steps\": 1000"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"record_dropped_steps\": 4"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"record_durable_records\": 10"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"record_disk_mb\": 1"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"record_cpu_s\": 0.5"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"record_ratio\": 3"), std::string::npos) << json;
+}
+
+class CheckpointAndPrune : public ::testing::Test {
+ protected:
+  void TearDown() override { std::filesystem::remove_all(runs_); }
+  // A stand-in for Learner::save_checkpoint.
+  static void write(const std::string& path) { std::ofstream(path) << "weights"; }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const std::string& p : dir_.checkpoints()) out.push_back(std::filesystem::path(p).filename().string());
+    return out;
+  }
+
+  std::string runs_ = std::filesystem::temp_directory_path().string() + "/moonseed-run-report-" +
+                      std::to_string(::getpid());
+  engine::RunDirectory dir_ = engine::RunDirectory::create(runs_, "test");
+};
+
+TEST_F(CheckpointAndPrune, SavesIntoTheRunDirectoryAndKeepsTheNewest) {
+  EXPECT_EQ(checkpoint_and_prune(dir_, 10, 2, write), dir_.checkpoint_path(10));
+  EXPECT_TRUE(std::filesystem::exists(dir_.checkpoint_path(10)));
+  checkpoint_and_prune(dir_, 20, 2, write);
+  checkpoint_and_prune(dir_, 30, 2, write);
+  EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-20.pt", "ckpt-30.pt"}));
+}
+
+TEST_F(CheckpointAndPrune, AFailedSaveThrowsAndPrunesNothing) {
+  checkpoint_and_prune(dir_, 10, 1, write);
+  EXPECT_THROW(checkpoint_and_prune(dir_, 20, 1, [](const std::string&) { throw std::runtime_error("disk full"); }),
+               std::runtime_error);
+  EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-10.pt"}));
+}
+
+}  // namespace
+}  // namespace moonseed::cli
