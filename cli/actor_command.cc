@@ -63,6 +63,7 @@ class LuaRewardShaping final : public envs::GroupHook {
 const char* kHelp =
     "usage: moonseed actor --connect ADDRESS [--actor-id N] [--auth-token T]\n"
     "                      [--reconnect-for SECONDS]\n"
+    "       (moonseed-actor, beside the moonseed binary, takes the same arguments)\n"
     "\n"
     "Runs environments for a learner. The learner's Welcome says which env, how\n"
     "many and with which seeds; the actor only needs the address:\n"
@@ -127,13 +128,6 @@ int actor_command(const Args& args) {
     case envs::ActorExit::kRefused: return 4;
   }
   return 1;
-}
-
-bool wants_help(const Args& args) {
-  for (const auto& a : args) {
-    if (a == "-h" || a == "--help") return true;
-  }
-  return false;
 }
 
 }  // namespace moonseed::cli

@@ -72,8 +72,8 @@ pid_t LocalActors::spawn(int id) {
     if (::close_range(3, ~0U, 0) != 0) {
       for (int other = 3; other < 65536; ++other) ::close(other);
     }
-    ::execl(options_.binary.c_str(), options_.binary.c_str(), "actor", "--connect",
-            options_.address.c_str(), "--actor-id", id_arg.c_str(), static_cast<char*>(nullptr));
+    ::execl(options_.binary.c_str(), options_.binary.c_str(), "--connect", options_.address.c_str(),
+            "--actor-id", id_arg.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   started_at_[id] = now_s();
@@ -121,6 +121,12 @@ void LocalActors::supervise() {
       base::log_error("cannot restart actor " + std::to_string(id) + ": " + e.what());
     }
   }
+}
+
+void LocalActors::stop_restarting() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stopping_ = true;
+  changed_.notify_all();
 }
 
 void LocalActors::shutdown(double grace_s) {

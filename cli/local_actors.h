@@ -19,7 +19,7 @@
 namespace moonseed::cli {
 
 struct LocalActorsOptions {
-  std::string binary;     // path of the moonseed executable
+  std::string binary;     // path of the moonseed-actor executable (actor_binary())
   std::string address;    // learner address for --connect
   int count = 0;          // actor ids 0..count-1
   std::string log_dir;    // actor-N.log and actor-N.pid are written here
@@ -37,6 +37,9 @@ class LocalActors {
   void start();
   // Stops restarting actors, waits up to `grace_s` for them to exit on their
   // own (after the learner's Bye), then SIGKILLs the rest and reaps them.
+  // From now on an actor that exits is not restarted: the run is ending and
+  // the learner is about to say Bye. shutdown() implies it.
+  void stop_restarting();
   void shutdown(double grace_s);
 
   int restarts() const;

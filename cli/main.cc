@@ -1,9 +1,13 @@
 // moonseed: the command-line entry point. It wires the rooms together and
 // owns no logic of its own beyond argument handling.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 
@@ -26,6 +30,19 @@ const char* kUsage =
     "\n"
     "`moonseed COMMAND --help` tells more about one command.\n";
 
+// `moonseed actor ARGS...` becomes the moonseed-actor binary, in this
+// process (same pid, so whoever started it can signal and wait for it):
+// actors load neither LibTorch nor the learner and start in milliseconds.
+int exec_actor(char** args) {
+  const std::string binary = moonseed::cli::actor_binary();
+  std::vector<char*> argv = {const_cast<char*>(binary.c_str())};
+  for (char** a = args; *a != nullptr; ++a) argv.push_back(*a);
+  argv.push_back(nullptr);
+  ::execv(binary.c_str(), argv.data());
+  std::fprintf(stderr, "moonseed actor: cannot run %s: %s\n", binary.c_str(), std::strerror(errno));
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -38,7 +55,7 @@ int main(int argc, char** argv) {
   moonseed::cli::Args args(argv + 2, argv + argc);
   try {
     if (command == "run") return moonseed::cli::run_command(args);
-    if (command == "actor") return moonseed::cli::actor_command(args);
+    if (command == "actor") return exec_actor(argv + 2);
     if (command == "script") return moonseed::cli::script_command(args);
     if (command == "repl") return moonseed::cli::repl_command(args);
     if (command == "attach") return moonseed::cli::attach_command(args);

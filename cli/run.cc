@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "base/log.h"
+#include "cli/commands.h"
 #include "cli/hot_reload.h"
 #include "cli/local_actors.h"
 #include "cli/progress.h"
@@ -68,13 +69,6 @@ constexpr double kWatchPeriod = 0.25;  // seconds between looks at the script's 
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-std::string self_binary() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the moonseed binary (/proc/self/exe)");
-  return std::string(buf, static_cast<size_t>(n));
 }
 
 // Unix socket paths are limited to 107 bytes; deep run directories fall back to /tmp.
@@ -275,7 +269,7 @@ void Run::start_serving() {
   dir_->write_file_atomic("learner.address", address + "\n");
 
   LocalActorsOptions actor_options;
-  actor_options.binary = self_binary();
+  actor_options.binary = actor_binary();
   actor_options.address = address;
   actor_options.count = cfg_.topology.local_actors < 0 ? cfg_.topology.actors
                                                        : std::min(cfg_.topology.local_actors, cfg_.topology.actors);
@@ -387,6 +381,7 @@ int Run::finish() {
   // Bye to the actors, then stop the learner's threads, then the final
   // checkpoint: it holds every step trained, so a resume loses nothing.
   const double elapsed = elapsed_s();
+  actors_->stop_restarting();  // their exit after the Bye is expected
   server_->stop();
   actors_->shutdown(5.0);
   learner_->stop();

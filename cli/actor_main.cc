@@ -1,0 +1,18 @@
+// moonseed-actor: the actor process (cli/actor_command.cc). A binary of its
+// own so that an actor is what it should be, a thin loop around envs: it
+// links envs, rpc and the Lua reward shaper, not LibTorch or the learner, so
+// it starts in milliseconds and a restarted actor rejoins at once.
+// `moonseed actor ARGS...` runs it with the same arguments.
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  try {
+    return moonseed::cli::actor_command(moonseed::cli::Args(argv + 1, argv + argc));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "moonseed actor: %s\n", e.what());
+    return 1;
+  }
+}
