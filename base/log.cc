@@ -1,7 +1,8 @@
 #include "base/log.h"
 
 #include <cstdio>
-#include <mutex>
+
+#include "base/mutex.h"
 
 namespace moonseed::base {
 namespace {
@@ -13,8 +14,10 @@ void write_to_stderr(const LogLine& line) {
 }
 
 struct Logger {
-  std::mutex mu;
-  LogSink sink;  // GUARDED_BY(mu); empty = write_to_stderr
+  // Held while the sink runs, so a sink that takes a lock of its own (cli's
+  // progress line) takes it after this one, and must not log itself.
+  Mutex mu;
+  LogSink sink GUARDED_BY(mu);  // empty = write_to_stderr
 };
 
 Logger& logger() {
@@ -26,7 +29,7 @@ Logger& logger() {
 
 LogSink set_log_sink(LogSink sink) {
   Logger& l = logger();
-  std::lock_guard<std::mutex> lock(l.mu);
+  MutexLock lock(l.mu);
   std::swap(l.sink, sink);
   return sink;
 }
@@ -34,7 +37,7 @@ LogSink set_log_sink(LogSink sink) {
 void log(Severity severity, std::string_view component, std::string_view text) {
   Logger& l = logger();
   const LogLine line{severity, component, text};
-  std::lock_guard<std::mutex> lock(l.mu);
+  MutexLock lock(l.mu);
   if (l.sink) {
     l.sink(line);
   } else {

@@ -11,7 +11,7 @@ namespace moonseed::cli {
 Progress::Progress(bool enabled) : enabled_(enabled), tty_(::isatty(STDERR_FILENO) != 0) {
   previous_sink_ = base::set_log_sink([this](const base::LogLine& line) {
     const std::string text = base::log_line_text(line) + "\n";
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (open_line_) std::fputc('\n', stderr);
     open_line_ = false;
     std::fwrite(text.data(), 1, text.size(), stderr);
@@ -63,7 +63,7 @@ void Progress::update(double elapsed_s, const engine::LearnerStats& s, double fp
     const size_t used = std::strlen(line);
     std::snprintf(line + used, sizeof line - used, "  eval %s", format_number(s.eval_return_mean).c_str());
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (tty_) {
     std::fprintf(stderr, "\r%s\033[K", line);
     open_line_ = true;
@@ -74,7 +74,7 @@ void Progress::update(double elapsed_s, const engine::LearnerStats& s, double fp
 }
 
 void Progress::finish() {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (open_line_) std::fputc('\n', stderr);
   open_line_ = false;
 }

@@ -4,13 +4,14 @@
 // never lands in the middle of one.
 //
 // Thread-safety: update/finish/set_enabled from the control thread; log
-// lines from any thread.
+// lines from any thread. Lock order: base/log's lock (held while the sink
+// runs) -> mu_; nothing logs while holding mu_.
 #pragma once
 
-#include <mutex>
 #include <string>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "engine/learner/stats.h"
 
 namespace moonseed::cli {
@@ -21,16 +22,17 @@ class Progress {
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
-  void update(double elapsed_s, const engine::LearnerStats& s, double fps, int actors_expected);
+  void update(double elapsed_s, const engine::LearnerStats& s, double fps, int actors_expected)
+      EXCLUDES(mu_);
   // Ends an in-place line so later output starts on a fresh line.
-  void finish();
+  void finish() EXCLUDES(mu_);
   void set_enabled(bool enabled) { enabled_ = enabled; }
 
  private:
   bool enabled_;
   const bool tty_;
-  std::mutex mu_;            // orders the progress line and log lines on stderr
-  bool open_line_ = false;   // GUARDED_BY(mu_): an in-place line is on screen
+  base::Mutex mu_;  // orders the progress line and log lines on stderr
+  bool open_line_ GUARDED_BY(mu_) = false;  // an in-place line is on screen
   base::LogSink previous_sink_;
 };
 

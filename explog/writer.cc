@@ -176,13 +176,13 @@ bool LogWriter::append_locked(const RecordMeta& meta, const uint8_t* const* colu
     throw std::invalid_argument("LogWriter: a record of " + std::to_string(bytes) +
                                 " bytes is above the limit of " + std::to_string(kMaxRecordBytes));
   }
-  std::unique_lock<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   ++stats_.appended;
   if (!failed_ && !closing_ && !admissible(bytes) &&
       options_.full_queue == FullQueuePolicy::kBackpressure) {
     ++blocked_appenders_;
     work_cv_.notify_all();  // a partial chunk must be cut to make room
-    space_cv_.wait(lock, [&] { return failed_ || closing_ || admissible(bytes); });
+    space_cv_.wait(lock, [&]() REQUIRES(mu_) { return failed_ || closing_ || admissible(bytes); });
     --blocked_appenders_;
   }
   if (failed_ || closing_ || !admissible(bytes)) {
@@ -214,21 +214,21 @@ bool LogWriter::append_locked(const RecordMeta& meta, const uint8_t* const* colu
 }
 
 bool LogWriter::flush() {
-  std::unique_lock<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (failed_ || closing_) return false;
   const uint64_t target = accepted_;
   flush_target_ = std::max(flush_target_, target);
   work_cv_.notify_all();
   write_cv_.notify_one();
-  durable_cv_.wait(lock, [&] { return failed_ || stats_.durable_records >= target; });
+  durable_cv_.wait(lock, [&]() REQUIRES(mu_) { return failed_ || stats_.durable_records >= target; });
   return !failed_;
 }
 
 void LogWriter::close() {
-  std::lock_guard<std::mutex> close_lock(close_mu_);
+  base::MutexLock close_lock(close_mu_);
   if (closed_) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     closing_ = true;
   }
   work_cv_.notify_all();
@@ -237,12 +237,12 @@ void LogWriter::close() {
   for (std::thread& t : compressors_) t.join();
   writer_.join();
   closed_ = true;
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   durable_cv_.notify_all();
 }
 
 WriterStats LogWriter::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   WriterStats s = stats_;
   s.cpu_seconds = static_cast<double>(cpu_ns_.load(std::memory_order_relaxed)) * 1e-9;
   return s;
@@ -275,7 +275,7 @@ void LogWriter::note_synced() {
 }
 
 void LogWriter::account_disk(uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   stats_.bytes_disk += bytes;
 }
 
@@ -293,12 +293,14 @@ void LogWriter::charge_cpu(int64_t& mark) {
 
 void LogWriter::compress_loop() {
   int64_t cpu_mark = thread_cpu_ns();
-  std::unique_lock<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   while (!failed_) {
     if (full_.empty()) {
       if (open_.empty()) {
         if (closing_) break;
-        work_cv_.wait(lock, [&] { return failed_ || closing_ || !open_.empty() || !full_.empty(); });
+        work_cv_.wait(lock, [&]() REQUIRES(mu_) {
+          return failed_ || closing_ || !open_.empty() || !full_.empty();
+        });
         continue;
       }
       if (!should_cut()) {
@@ -341,10 +343,10 @@ void LogWriter::compress_loop() {
 void LogWriter::write_loop() {
   int64_t cpu_mark = thread_cpu_ns();
   const auto interval = std::chrono::milliseconds(options_.sync_interval_ms);
-  std::unique_lock<std::mutex> lock(mu_);
-  auto has_next = [&] { return encoded_.count(next_write_seq_) > 0; };
-  auto drained = [&] { return closing_ && active_compressors_ == 0 && encoded_.empty(); };
-  auto flush_wants_sync = [&] {
+  base::MutexLock lock(mu_);
+  auto has_next = [&]() REQUIRES(mu_) { return encoded_.count(next_write_seq_) > 0; };
+  auto drained = [&]() REQUIRES(mu_) { return closing_ && active_compressors_ == 0 && encoded_.empty(); };
+  auto flush_wants_sync = [&]() REQUIRES(mu_) {
     return flush_target_ > stats_.durable_records && stats_.written >= flush_target_;
   };
   while (true) {
@@ -354,7 +356,7 @@ void LogWriter::write_loop() {
       const int64_t left_ns = options_.segment_max_age_ms * 1000000 - (now_ns() - segment_opened_ns_);
       deadline = std::min(deadline, SteadyClock::now() + std::chrono::nanoseconds(left_ns));
     }
-    auto wake = [&] { return failed_ || has_next() || drained() || flush_wants_sync(); };
+    auto wake = [&]() REQUIRES(mu_) { return failed_ || has_next() || drained() || flush_wants_sync(); };
     if (deadline == SteadyClock::time_point::max()) {
       write_cv_.wait(lock, wake);
     } else {

@@ -32,22 +32,21 @@
 // std::invalid_argument naming the column.
 //
 // Thread-safety: append, flush, stats and close may be called from any
-// thread. Lock order: close_mu_ -> mu_.
+// thread. Lock order: close_mu_ -> mu_ -> base/log's lock (fail() logs).
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "explog/format.h"
 
 namespace moonseed::explog {
@@ -100,7 +99,7 @@ class LogWriter {
 
   // True when the record was queued, false when it was dropped (full queue
   // under kDrop, writer off or closed).
-  bool append(Record&& record);
+  bool append(Record&& record) EXCLUDES(mu_);
   // The same without a Record: copies meta.steps steps of every column,
   // columns[c] pointing at meta.steps x schema.columns[c].step_bytes() bytes,
   // straight into the chunk being built (one copy, no allocation once warm).
@@ -109,17 +108,17 @@ class LogWriter {
   // `keepalive` is held until then (so the bytes must not change while it is
   // held); smaller records are copied and `keepalive` is released at once.
   bool append(const RecordMeta& meta, const uint8_t* const* columns,
-              std::shared_ptr<const void> keepalive = nullptr);
+              std::shared_ptr<const void> keepalive = nullptr) EXCLUDES(mu_);
 
   // Blocks until every record accepted before the call is durable. False when
   // the writer is off (stats().error says why) or closed.
-  bool flush();
+  bool flush() EXCLUDES(mu_);
 
   // Drains the queue, writes and publishes the last segment, stops the
   // threads. Idempotent; later appends are dropped.
-  void close();
+  void close() EXCLUDES(close_mu_, mu_);
 
-  WriterStats stats() const;
+  WriterStats stats() const EXCLUDES(mu_);
   const LogSchema& schema() const { return schema_; }
 
  private:
@@ -130,23 +129,24 @@ class LogWriter {
     uint64_t raw_bytes = 0;
   };
 
+  // Both append()s: takes mu_, waits for room or drops, adds to open_.
   bool append_locked(const RecordMeta& meta, const uint8_t* const* columns, size_t bytes,
-                     std::shared_ptr<const void> keepalive);
-  bool admissible(size_t bytes) const;   // requires mu_
-  bool should_cut() const;               // requires mu_
-  void cut_open();                       // requires mu_: open_ (not empty) -> full_
-  void compress_loop();
-  void write_loop();
-  void fail(const std::string& message);  // requires mu_
-  void note_synced();                     // requires mu_; writer thread
-  void account_disk(uint64_t bytes);      // takes mu_
+                     std::shared_ptr<const void> keepalive) EXCLUDES(mu_);
+  bool admissible(size_t bytes) const REQUIRES(mu_);
+  bool should_cut() const REQUIRES(mu_);
+  void cut_open() REQUIRES(mu_);  // open_ (not empty) -> full_
+  void compress_loop() EXCLUDES(mu_);
+  void write_loop() EXCLUDES(mu_);
+  void fail(const std::string& message) REQUIRES(mu_);
+  void note_synced() REQUIRES(mu_);  // writer thread
+  void account_disk(uint64_t bytes) EXCLUDES(mu_);
 
-  // Writer thread only (and the constructor, before the threads start).
-  // Each returns an error message, empty on success.
-  std::string open_segment();
-  std::string write_chunk(const EncodedChunk& chunk);
-  std::string sync_segment();
-  std::string publish_segment();
+  // Writer thread only (and the constructor, before the threads start), with
+  // mu_ let go: they write files. Each returns an error message, empty on success.
+  std::string open_segment() EXCLUDES(mu_);
+  std::string write_chunk(const EncodedChunk& chunk) EXCLUDES(mu_);
+  std::string sync_segment() EXCLUDES(mu_);
+  std::string publish_segment() EXCLUDES(mu_);
   int64_t now_ns() const;
   // Adds the calling thread's CPU time since `mark` to cpu_ns_ and moves `mark` on.
   void charge_cpu(int64_t& mark);
@@ -155,38 +155,37 @@ class LogWriter {
   const WriterOptions options_;
   const std::vector<uint8_t> file_header_;
 
-  std::mutex close_mu_;  // serializes close()
-  bool closed_ = false;  // guarded by close_mu_
+  base::Mutex close_mu_ ACQUIRED_BEFORE(mu_);  // serializes close()
+  bool closed_ GUARDED_BY(close_mu_) = false;
 
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;     // compressors: records to cut, closing, failure
-  std::condition_variable write_cv_;    // writer: an encoded chunk, flush, closing, failure
-  std::condition_variable space_cv_;    // blocked appenders: room in the queue
-  std::condition_variable durable_cv_;  // flush(): durable_ moved
-  // Guarded by mu_:
+  mutable base::Mutex mu_;
+  base::CondVar work_cv_;     // compressors: records to cut, closing, failure
+  base::CondVar write_cv_;    // writer: an encoded chunk, flush, closing, failure
+  base::CondVar space_cv_;    // blocked appenders: room in the queue
+  base::CondVar durable_cv_;  // flush(): durable_ moved
   // Records accepted and not yet cut into a chunk are in open_ (since
   // open_since_); an appender that fills open_ to chunk_target_bytes cuts it
   // into full_ (with its sequence number); compressors take full_ first, and
   // cut open_ themselves when should_cut() for another reason (age, flush,
   // close, room). Builders and chunk buffers are recycled, not freed.
-  ChunkBuilder open_;
-  std::chrono::steady_clock::time_point open_since_;
-  std::deque<std::pair<uint64_t, ChunkBuilder>> full_;
-  std::vector<ChunkBuilder> spare_builders_;
-  std::vector<std::vector<uint8_t>> spare_buffers_;
-  int blocked_appenders_ = 0;  // appenders waiting for room (kBackpressure)
-  uint64_t inflight_records_ = 0;  // accepted, not yet written or dropped
-  uint64_t inflight_bytes_ = 0;
-  uint64_t accepted_ = 0;
-  uint64_t cut_records_ = 0;
-  uint64_t flush_target_ = 0;  // accepted_ of the latest flush() still waiting
-  uint64_t next_cut_seq_ = 0;
-  uint64_t next_write_seq_ = 0;
-  std::map<uint64_t, EncodedChunk> encoded_;  // by sequence number, waiting to be written
-  int active_compressors_ = 0;
-  bool closing_ = false;
-  bool failed_ = false;
-  WriterStats stats_;
+  ChunkBuilder open_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point open_since_ GUARDED_BY(mu_);
+  std::deque<std::pair<uint64_t, ChunkBuilder>> full_ GUARDED_BY(mu_);
+  std::vector<ChunkBuilder> spare_builders_ GUARDED_BY(mu_);
+  std::vector<std::vector<uint8_t>> spare_buffers_ GUARDED_BY(mu_);
+  int blocked_appenders_ GUARDED_BY(mu_) = 0;  // appenders waiting for room (kBackpressure)
+  uint64_t inflight_records_ GUARDED_BY(mu_) = 0;  // accepted, not yet written or dropped
+  uint64_t inflight_bytes_ GUARDED_BY(mu_) = 0;
+  uint64_t accepted_ GUARDED_BY(mu_) = 0;
+  uint64_t cut_records_ GUARDED_BY(mu_) = 0;
+  uint64_t flush_target_ GUARDED_BY(mu_) = 0;  // accepted_ of the latest flush() still waiting
+  uint64_t next_cut_seq_ GUARDED_BY(mu_) = 0;
+  uint64_t next_write_seq_ GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, EncodedChunk> encoded_ GUARDED_BY(mu_);  // by sequence number, waiting to be written
+  int active_compressors_ GUARDED_BY(mu_) = 0;
+  bool closing_ GUARDED_BY(mu_) = false;
+  bool failed_ GUARDED_BY(mu_) = false;
+  WriterStats stats_ GUARDED_BY(mu_);
 
   // Writer thread only:
   int fd_ = -1;

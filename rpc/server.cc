@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <system_error>
@@ -19,6 +18,7 @@
 #include <unordered_map>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "rpc/session.h"
 #include "rpc/unix_socket.h"
 
@@ -73,12 +73,15 @@ class Server::Impl final : public detail::SessionHost {
 
   bool defer_read(detail::Session& session) override {
     if (options_.io_threads != 0) return false;
-    deferred_reads_.push_back(session.shared_from_this());  // a handler of the pump: run_mu_ is held
+    // No io thread: this runs in a handler that run_for() or stop() runs
+    // holding run_mu_, out of the analysis' sight.
+    run_mu_.assert_held();
+    deferred_reads_.push_back(session.shared_from_this());
     return true;
   }
 
-  void forget(detail::Session* session) override {
-    std::lock_guard<std::mutex> lock(sessions_mutex_);
+  void forget(detail::Session* session) override EXCLUDES(sessions_mutex_) {
+    base::MutexLock lock(sessions_mutex_);
     sessions_.erase(session);
   }
 
@@ -100,7 +103,7 @@ class Server::Impl final : public detail::SessionHost {
     }
   }
 
-  void run_for(std::chrono::nanoseconds max_wait) {
+  void run_for(std::chrono::nanoseconds max_wait) EXCLUDES(run_mu_) {
     if (io_.stopped()) {
       // Shut down: nothing will ever be ready. Wait like a pump would.
       std::this_thread::sleep_for(max_wait);
@@ -109,7 +112,7 @@ class Server::Impl final : public detail::SessionHost {
     try {
       // One handler per call: the caller checks its batch after each, and a
       // poll() for more would cost an epoll_wait per step.
-      std::lock_guard<std::mutex> one_runner(run_mu_);
+      base::MutexLock one_runner(run_mu_);
       resume_deferred_reads();
       io_.run_one_for(max_wait);
     } catch (const std::exception& e) {
@@ -119,10 +122,10 @@ class Server::Impl final : public detail::SessionHost {
 
   void wake() { asio::post(io_, [] {}); }
 
-  void stop() {
+  void stop() EXCLUDES(run_mu_, sessions_mutex_) {
     if (stop_requested_.exchange(true)) return;
     {
-      std::unique_lock<std::shared_mutex> lock(gate_->mutex);
+      base::WriterMutexLock lock(gate_->mutex);
       gate_->open = false;
     }
     asio::post(accept_strand_, [this] { shut_everything(); });
@@ -131,7 +134,7 @@ class Server::Impl final : public detail::SessionHost {
       // No io thread: run the shutdown handlers here, taking turns with a
       // pump that may still be running (sessions have no strands then).
       while (!io_.stopped()) {
-        std::lock_guard<std::mutex> one_runner(run_mu_);
+        base::MutexLock one_runner(run_mu_);
         try {
           resume_deferred_reads();
           io_.run_one_for(std::chrono::milliseconds(20));
@@ -139,7 +142,7 @@ class Server::Impl final : public detail::SessionHost {
           base::log(base::Severity::kError, "rpc", std::string("io caught: ") + e.what());
         }
       }
-      std::lock_guard<std::mutex> one_runner(run_mu_);
+      base::MutexLock one_runner(run_mu_);
       deferred_reads_.clear();  // closed sessions: nothing will run them again
     }
     for (auto& thread : threads_) thread.join();
@@ -149,9 +152,9 @@ class Server::Impl final : public detail::SessionHost {
   }
 
  private:
-  // Requires run_mu_. resume_read() only starts a read (asio never completes
-  // one inside the call that starts it), so no session is deferred meanwhile.
-  void resume_deferred_reads() {
+  // resume_read() only starts a read (asio never completes one inside the
+  // call that starts it), so no session is deferred meanwhile.
+  void resume_deferred_reads() REQUIRES(run_mu_) {
     for (auto& session : deferred_reads_) session->resume_read();
     deferred_reads_.clear();
   }
@@ -248,25 +251,25 @@ class Server::Impl final : public detail::SessionHost {
         });
   }
 
-  void adopt(detail::Session::Socket socket, std::string peer) {
+  void adopt(detail::Session::Socket socket, std::string peer) EXCLUDES(sessions_mutex_) {
     auto session = std::make_shared<detail::Session>(*this, std::move(socket), std::move(peer));
     {
       // Registered under the same lock that shut_everything() closes the
       // registry with, so no session can slip past a stop().
-      std::lock_guard<std::mutex> lock(sessions_mutex_);
+      base::MutexLock lock(sessions_mutex_);
       if (registry_closed_) return;  // the socket closes with `session`
       sessions_.emplace(session.get(), session);
     }
     session->post_start();
   }
 
-  void shut_everything() {
+  void shut_everything() EXCLUDES(sessions_mutex_) {
     std::error_code ignored;
     for (auto& acceptor : unix_acceptors_) acceptor->close(ignored);
     for (auto& acceptor : tcp_acceptors_) acceptor->close(ignored);
     std::vector<std::shared_ptr<detail::Session>> live;
     {
-      std::lock_guard<std::mutex> lock(sessions_mutex_);
+      base::MutexLock lock(sessions_mutex_);
       registry_closed_ = true;
       for (auto& entry : sessions_) {
         if (auto session = entry.second.lock()) live.push_back(std::move(session));
@@ -288,17 +291,17 @@ class Server::Impl final : public detail::SessionHost {
   std::vector<std::string> unix_paths_;  // socket files to remove at stop()
   std::vector<std::thread> threads_;
   // With io_threads == 0, whoever runs handlers (the pump, or stop()) holds
-  // this: one thread at a time, as the sessions' executor requires.
-  std::mutex run_mu_;
+  // this: one thread at a time, as the sessions' executor requires. Handlers
+  // run under it take the locks of session.h's lock order after it.
+  base::Mutex run_mu_ ACQUIRED_BEFORE(sessions_mutex_);
   // Sessions whose next read waits for the pump's next turn (io_threads 0).
-  std::vector<std::shared_ptr<detail::Session>> deferred_reads_;  // guarded by run_mu_
+  std::vector<std::shared_ptr<detail::Session>> deferred_reads_ GUARDED_BY(run_mu_);
   bool started_ = false;  // owner thread only
   std::atomic<bool> stop_requested_{false};
 
-  std::mutex sessions_mutex_;
-  bool registry_closed_ = false;  // guarded by sessions_mutex_
-  std::unordered_map<detail::Session*, std::weak_ptr<detail::Session>>
-      sessions_;  // guarded by sessions_mutex_
+  base::Mutex sessions_mutex_;
+  bool registry_closed_ GUARDED_BY(sessions_mutex_) = false;
+  std::unordered_map<detail::Session*, std::weak_ptr<detail::Session>> sessions_ GUARDED_BY(sessions_mutex_);
 };
 
 Server::Server(ActorService& service, ServerOptions options)

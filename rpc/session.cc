@@ -40,7 +40,7 @@ void SessionLink::send_config(ConfigUpdate&& update) { deliver(Message(std::move
 void SessionLink::send_bye(const std::string& reason) { deliver(Message(Bye{reason})); }
 
 void SessionLink::deliver(Message&& message) {
-  std::shared_lock<std::shared_mutex> lock(gate_->mutex);
+  base::ReaderMutexLock lock(gate_->mutex);
   if (!gate_->open) return;
   // The last reference may die here; that must happen while the gate is held,
   // because destroying the socket touches the io_context.
@@ -207,7 +207,7 @@ void Session::deliver_from_service(Message& message) {
 }
 
 bool Session::try_write_now(const Message& message) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  base::MutexLock lock(write_mu_);
   if (!direct_ok_) return false;  // not active (yet or any more): the strand decides
   if (write_in_flight_ || !queued_.empty()) {
     // Behind what is pending, in call order: a later message of this thread
@@ -239,7 +239,7 @@ bool Session::try_write_now(const Message& message) {
 
 void Session::post_start_write() {
   asio::post(socket_.get_executor(), [self = shared_from_this()] {
-    std::lock_guard<std::mutex> lock(self->write_mu_);
+    base::MutexLock lock(self->write_mu_);
     if (self->state_ != State::kClosed && !self->write_in_flight_ && !self->queued_.empty()) {
       self->start_write_locked();
     }
@@ -247,13 +247,13 @@ void Session::post_start_write() {
 }
 
 void Session::allow_direct_writes(bool allow) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  base::MutexLock lock(write_mu_);
   direct_ok_ = allow;
   direct_fd_ = allow ? static_cast<int>(socket_.native_handle()) : -1;
 }
 
 void Session::enqueue(const Message& message) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  base::MutexLock lock(write_mu_);
   queue_locked(message);
   if (!write_in_flight_) start_write_locked();
 }
@@ -280,7 +280,7 @@ void Session::start_write_locked() {
 }
 
 void Session::on_written(const std::error_code& error) {
-  std::unique_lock<std::mutex> lock(write_mu_);
+  base::MutexLock lock(write_mu_);
   write_in_flight_ = false;
   for (auto& frame : writing_) {
     if (spare_.size() < kMaxSpareFrames) spare_.push_back(std::move(frame));
@@ -332,7 +332,7 @@ void Session::finish_close() {
   state_ = State::kClosed;
   {
     // No direct write may touch the descriptor once it is closed (and reused).
-    std::lock_guard<std::mutex> lock(write_mu_);
+    base::MutexLock lock(write_mu_);
     direct_ok_ = false;
     direct_fd_ = -1;
     queued_.clear();

@@ -18,17 +18,21 @@
 // write side (queues, in-flight flag, direct writes) is guarded by write_mu_,
 // a leaf lock; a partial direct write leaves its remainder at the head of the
 // queue for the strand to finish, so frames never interleave.
+//
+// Lock order: the server's run_mu_ (held by a pump running handlers) ->
+// SendGate::mutex (a service replying from inside a handler) -> write_mu_.
+// The server's sessions_mutex_ comes after run_mu_ (forget() from a handler)
+// and is never held with the other two.
 #pragma once
 
 #include <asio.hpp>
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "rpc/codec.h"
 #include "rpc/frame_reader.h"
 #include "rpc/server.h"
@@ -40,8 +44,8 @@ namespace moonseed::rpc::detail {
 // (which may be gone). Sends hold the lock shared while posting for that
 // reason; only closing takes it exclusively, so senders never wait on each other.
 struct SendGate {
-  std::shared_mutex mutex;
-  bool open = true;  // guarded by mutex
+  base::SharedMutex mutex;
+  bool open GUARDED_BY(mutex) = true;
 };
 
 class Session;
@@ -106,15 +110,15 @@ class Session final : public std::enable_shared_from_this<Session> {
   void handle_hello(const Hello& hello);
   void deliver_from_service(Message& message);
 
-  void enqueue(const Message& message);
-  void queue_locked(const Message& message);  // requires write_mu_; reuses a spare buffer
-  void start_write_locked();  // requires write_mu_
-  void on_written(const std::error_code& error);
+  void enqueue(const Message& message) EXCLUDES(write_mu_);
+  void queue_locked(const Message& message) REQUIRES(write_mu_);  // reuses a spare buffer
+  void start_write_locked() REQUIRES(write_mu_);
+  void on_written(const std::error_code& error) EXCLUDES(write_mu_);
   // Writes now when nothing is pending, else queues in call order. False
   // when the session is not active: the caller takes the strand path.
-  bool try_write_now(const Message& message);
-  void post_start_write();  // asks the strand to write what is queued
-  void allow_direct_writes(bool allow);
+  bool try_write_now(const Message& message) EXCLUDES(write_mu_);
+  void post_start_write();  // asks the strand to write what is queued (with or without write_mu_)
+  void allow_direct_writes(bool allow) EXCLUDES(write_mu_);
 
   // A protocol violation: logs one line, then begin_close with a Bye.
   void fail(const std::string& reason);
@@ -137,15 +141,15 @@ class Session final : public std::enable_shared_from_this<Session> {
 
   // Write side: frames wait in queued_, the in-flight write owns writing_,
   // finished frame buffers go back to spare_ so steady state allocates nothing.
-  std::mutex write_mu_;
-  std::vector<std::vector<uint8_t>> queued_;  // guarded by write_mu_
-  std::vector<std::vector<uint8_t>> writing_; // guarded by write_mu_
-  std::vector<std::vector<uint8_t>> spare_;   // guarded by write_mu_
-  std::vector<asio::const_buffer> gather_;    // guarded by write_mu_
-  bool write_in_flight_ = false;              // guarded by write_mu_
-  bool direct_ok_ = false;                    // guarded by write_mu_: active, socket open
-  int direct_fd_ = -1;                        // guarded by write_mu_
-  std::vector<uint8_t> direct_frame_;         // guarded by write_mu_
+  base::Mutex write_mu_;
+  std::vector<std::vector<uint8_t>> queued_ GUARDED_BY(write_mu_);
+  std::vector<std::vector<uint8_t>> writing_ GUARDED_BY(write_mu_);
+  std::vector<std::vector<uint8_t>> spare_ GUARDED_BY(write_mu_);
+  std::vector<asio::const_buffer> gather_ GUARDED_BY(write_mu_);
+  bool write_in_flight_ GUARDED_BY(write_mu_) = false;
+  bool direct_ok_ GUARDED_BY(write_mu_) = false;  // active, socket open
+  int direct_fd_ GUARDED_BY(write_mu_) = -1;
+  std::vector<uint8_t> direct_frame_ GUARDED_BY(write_mu_);
 };
 
 }  // namespace moonseed::rpc::detail

@@ -145,7 +145,7 @@ bool ExperienceRecorder::offer(UnrollPtr unroll) {
   if (!unroll) return false;
   const int64_t steps = shape_.unroll_length;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     stats_.unrolls += 1;
     if (!stats_.recording || closed_) {
       stats_.dropped_steps += steps;
@@ -158,7 +158,7 @@ bool ExperienceRecorder::offer(UnrollPtr unroll) {
 }
 
 void ExperienceRecorder::drop(int64_t steps) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   stats_.dropped_steps += steps;
 }
 
@@ -190,7 +190,7 @@ void ExperienceRecorder::record(std::shared_ptr<const Unroll> unroll) {
   const Unroll& u = *unroll;
   const int64_t T = shape_.unroll_length;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (!stats_.recording) {
       stats_.dropped_steps += T;
       return;
@@ -239,7 +239,7 @@ void ExperienceRecorder::record(std::shared_ptr<const Unroll> unroll) {
     }
     start = end;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   stats_.recorded_steps += recorded;
   stats_.dropped_steps += dropped;
   if (!error.empty() && stats_.recording) {
@@ -250,16 +250,16 @@ void ExperienceRecorder::record(std::shared_ptr<const Unroll> unroll) {
 }
 
 void ExperienceRecorder::close() {
-  std::lock_guard<std::mutex> serial(close_mu_);
+  base::MutexLock serial(close_mu_);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (closed_) return;
     closed_ = true;
   }
   queue_.close();  // run() drains what is queued, then returns
   if (thread_.joinable()) thread_.join();
   if (writer_) writer_->close();
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (writer_ && stats_.recording && !writer_->stats().error.empty()) {
     stats_.error = writer_->stats().error;
     base::log_error("experience recording failed: " + stats_.error);
@@ -270,7 +270,7 @@ void ExperienceRecorder::close() {
 RecorderStats ExperienceRecorder::stats() const {
   RecorderStats s;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     s = stats_;
   }
   s.queued_unrolls = static_cast<int64_t>(queue_.size());

@@ -39,17 +39,18 @@
 // stats().error says why (naming the path and the errno text), every later
 // unroll is dropped and counted, and training goes on. The caller prints it.
 //
-// Thread-safety: every public member may be called from any thread.
+// Thread-safety: every public member may be called from any thread. Lock
+// order: close_mu_ -> mu_ -> the log writer's locks and base/log's.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "engine/runtime/bounded_queue.h"
 #include "engine/config/experiment_config.h"
 #include "explog/writer.h"
@@ -89,7 +90,7 @@ class ExperienceRecorder {
   ExperienceRecorder& operator=(const ExperienceRecorder&) = delete;
 
   // Takes the unroll: true when queued, false when dropped (counted).
-  bool offer(UnrollPtr unroll);
+  bool offer(UnrollPtr unroll) EXCLUDES(mu_);
 
   // Stamped on the records written from now on.
   void set_learner_step(int64_t step) { learner_step_.store(step, std::memory_order_relaxed); }
@@ -97,9 +98,9 @@ class ExperienceRecorder {
 
   // Writes out what is queued, publishes the last segment and stops the
   // threads; later offers are dropped. Idempotent.
-  void close();
+  void close() EXCLUDES(close_mu_, mu_);
 
-  RecorderStats stats() const;
+  RecorderStats stats() const EXCLUDES(mu_);
 
   // The columns recorded for `spec` (see above) and a JSON text of the env's
   // spaces that `moonseed log merge` compares. `delta` (record.delta) stores
@@ -111,9 +112,9 @@ class ExperienceRecorder {
   static int64_t next_episode_id(const std::string& directory);
 
  private:
-  void run();
-  void record(std::shared_ptr<const Unroll> unroll);
-  void drop(int64_t steps);
+  void run() EXCLUDES(mu_);
+  void record(std::shared_ptr<const Unroll> unroll) EXCLUDES(mu_);
+  void drop(int64_t steps) EXCLUDES(mu_);
 
   const bool drop_when_full_;  // record.full_queue == "drop"
   const std::string directory_;
@@ -127,11 +128,11 @@ class ExperienceRecorder {
   std::atomic<uint64_t> config_version_{0};
   std::atomic<int64_t> cpu_ns_{0};  // the recorder thread's CPU time
 
-  mutable std::mutex mu_;
-  RecorderStats stats_;  // guarded by mu_ (writer stats are read at stats())
-  bool closed_ = false;  // guarded by mu_
+  mutable base::Mutex mu_;
+  RecorderStats stats_ GUARDED_BY(mu_);  // writer stats are read at stats()
+  bool closed_ GUARDED_BY(mu_) = false;
 
-  std::mutex close_mu_;  // serializes close()
+  base::Mutex close_mu_ ACQUIRED_BEFORE(mu_);  // serializes close()
   std::thread thread_;   // last: starts after everything above exists
 };
 

@@ -147,7 +147,7 @@ void Prefetcher::run() {
     }
   } catch (...) {
     {
-      std::lock_guard<std::mutex> guard(error_mu_);
+      base::MutexLock guard(error_mu_);
       error_ = std::current_exception();
     }
     unrolls_.close();
@@ -159,7 +159,7 @@ void Prefetcher::run() {
       while (std::optional<UnrollPtr> unroll = unrolls_.try_pop()) sink_(std::move(*unroll));
     }
   } catch (...) {
-    std::lock_guard<std::mutex> guard(error_mu_);
+    base::MutexLock guard(error_mu_);
     if (!error_) error_ = std::current_exception();
   }
   pending.clear();
@@ -169,7 +169,7 @@ void Prefetcher::run() {
 std::optional<UnrollBatch> Prefetcher::next() {
   std::optional<UnrollBatch> batch = batches_.pop();
   if (!batch) {
-    std::lock_guard<std::mutex> guard(error_mu_);
+    base::MutexLock guard(error_mu_);
     if (error_) std::rethrow_exception(error_);
   }
   return batch;

@@ -26,13 +26,13 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include <torch/torch.h>
 
+#include "base/mutex.h"
 #include "engine/runtime/bounded_queue.h"
 #include "engine/learner/unroll_batch.h"
 #include "engine/learner/unroll_store.h"
@@ -72,7 +72,7 @@ class Prefetcher {
   // The next batch, already on the device; blocks while none is ready. An
   // empty optional once the prefetcher has stopped and its batches are taken.
   // Rethrows the error that stopped the thread, if one did.
-  std::optional<UnrollBatch> next();
+  std::optional<UnrollBatch> next() EXCLUDES(error_mu_);
 
   // Closes both queues and joins the thread: unrolls not yet collated stay in
   // the unroll queue, batches already queued can still be taken with next().
@@ -85,7 +85,7 @@ class Prefetcher {
   PrefetcherStats stats() const;
 
  private:
-  void run();
+  void run() EXCLUDES(error_mu_);
   void hand_over(std::vector<UnrollPtr>& unrolls);  // to sink_ (when set); leaves `unrolls` empty
 
   const UnrollShape shape_;
@@ -100,8 +100,8 @@ class Prefetcher {
   std::atomic<int64_t> frames_{0};
   std::atomic<int64_t> dropped_unrolls_{0};
 
-  mutable std::mutex error_mu_;
-  std::exception_ptr error_;  // guarded by error_mu_; set once, by the thread
+  mutable base::Mutex error_mu_;
+  std::exception_ptr error_ GUARDED_BY(error_mu_);  // set once, by the thread
 
   std::thread thread_;  // last: starts after every member above exists
 };

@@ -61,7 +61,10 @@ void check_names(const std::vector<ColumnSpec>& specs, const std::map<std::strin
                                   spec.name + " is missing");
     }
   }
-  for (const auto& [name, tensor] : tensors) {
+  for (const auto& entry : tensors) {
+    // Not a structured binding: C++17 cannot capture one in a lambda (GCC
+    // allows it, clang, which checks the locking here, does not).
+    const std::string& name = entry.first;
     const bool known = std::any_of(specs.begin(), specs.end(),
                                    [&](const ColumnSpec& s) { return s.name == name; });
     if (!known) {
@@ -221,7 +224,7 @@ BlockRef SequenceReplay::add_block(const std::map<std::string, torch::Tensor>& s
   for (const ColumnSpec& spec : step_specs_) check_tensor(spec, steps.at(spec.name), {block_length_}, "step");
   for (const ColumnSpec& spec : start_specs_) check_tensor(spec, starts.at(spec.name), {}, "start");
 
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   State& s = state_;
   const int64_t slot = s.next_block;
   const auto b = static_cast<size_t>(slot);
@@ -295,7 +298,7 @@ SequenceBatch SequenceReplay::gather_slots(const State& s, const std::vector<int
 SequenceBatch SequenceReplay::gather(const std::vector<std::vector<BlockRef>>& sequences) const {
   std::vector<int64_t> slots;
   slots.reserve(sequences.size() * static_cast<size_t>(blocks_per_sequence_));
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   for (const auto& blocks : sequences) {
     check_blocks(state_, blocks, "gather");
     for (const BlockRef& ref : blocks) {
@@ -320,7 +323,7 @@ void SequenceReplay::remove_sequence(State& s, int64_t slot) {
 std::optional<SequenceKey> SequenceReplay::insert(const std::vector<BlockRef>& blocks, double priority) {
   check_priority(priority, "insert", 0);
   const double leaf = std::pow(priority, config_.priority_exponent);
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   State& s = state_;
   check_blocks(s, blocks, "insert");
   for (const BlockRef& ref : blocks) {
@@ -347,7 +350,7 @@ std::optional<SequenceKey> SequenceReplay::insert(const std::vector<BlockRef>& b
     // number of live sequences that use the block.
     auto& users = s.block_users[static_cast<size_t>(ref.slot)];
     users.erase(std::remove_if(users.begin(), users.end(),
-                               [&](const SequenceKey& u) {
+                               [&](const SequenceKey& u) REQUIRES(mu_) {
                                  const auto j = static_cast<size_t>(u.slot);
                                  return !s.sequence_live[j] || s.sequence_generation[j] != u.generation;
                                }),
@@ -365,7 +368,7 @@ SampledBatch SequenceReplay::sample(int64_t batch_size) {
     throw std::invalid_argument("SequenceReplay::sample: batch_size must be >= 1, got " +
                                 std::to_string(batch_size));
   }
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   State& s = state_;
   if (s.tree.count_set() == 0) {
     throw std::logic_error("SequenceReplay::sample: nothing to sample (" + std::to_string(s.live) +
@@ -406,7 +409,7 @@ void SequenceReplay::update_priorities(const std::vector<SequenceKey>& keys,
     base::require_index(keys[i].slot, config_.capacity,
                         "SequenceReplay::update_priorities: key " + std::to_string(i) + ": slot");
   }
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   State& s = state_;
   for (size_t i = 0; i < keys.size(); ++i) {
     const auto k = static_cast<size_t>(keys[i].slot);
@@ -419,17 +422,17 @@ void SequenceReplay::update_priorities(const std::vector<SequenceKey>& keys,
 }
 
 int64_t SequenceReplay::size() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   return state_.live;
 }
 
 SequenceReplayStats SequenceReplay::stats() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   return state_.stats;
 }
 
 int64_t SequenceReplay::bytes() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   const State& s = state_;
   int64_t total = 0;
   for (const auto* columns : {&s.step_columns, &s.start_columns}) {

@@ -65,7 +65,6 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -73,6 +72,7 @@
 
 #include <torch/torch.h>
 
+#include "base/mutex.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/rate_limiter.h"
 #include "engine/runtime/sum_tree.h"
@@ -181,44 +181,48 @@ class SequenceReplay {
   // Copies one block in: `steps` maps every step column to a [g, shape...]
   // tensor, `starts` every start column to a [shape...] tensor, dtypes exact.
   BlockRef add_block(const std::map<std::string, torch::Tensor>& steps,
-                     const std::map<std::string, torch::Tensor>& starts);
+                     const std::map<std::string, torch::Tensor>& starts) EXCLUDES(mu_);
 
   // Copies out the given sequences (each L / g block refs, oldest first).
-  SequenceBatch gather(const std::vector<std::vector<BlockRef>>& sequences) const;
+  SequenceBatch gather(const std::vector<std::vector<BlockRef>>& sequences) const EXCLUDES(mu_);
 
   // Makes a sequence sampleable with raw priority `priority` (finite, >= 0;
   // the replay raises it to alpha). std::nullopt when one of its blocks was
   // overwritten since add_block().
-  std::optional<SequenceKey> insert(const std::vector<BlockRef>& blocks, double priority);
+  std::optional<SequenceKey> insert(const std::vector<BlockRef>& blocks, double priority) EXCLUDES(mu_);
 
   // Draws batch_size sequences (see "Sampling" above).
-  SampledBatch sample(int64_t batch_size);
+  SampledBatch sample(int64_t batch_size) EXCLUDES(mu_);
 
   // Sets new raw priorities; keys whose sequence is gone are skipped and counted.
   // All priorities are checked before any is applied.
-  void update_priorities(const std::vector<SequenceKey>& keys, const std::vector<double>& priorities);
+  void update_priorities(const std::vector<SequenceKey>& keys, const std::vector<double>& priorities)
+      EXCLUDES(mu_);
 
   // RateLimiter waits for one sequence to insert / batch_size to sample.
-  bool await_insert(std::chrono::milliseconds timeout) { return limiter_.await_insert(1, timeout); }
-  bool await_sample(int64_t batch_size, std::chrono::milliseconds timeout) {
+  // Never under mu_: inserting and sampling go on while one waits.
+  bool await_insert(std::chrono::milliseconds timeout) EXCLUDES(mu_) {
+    return limiter_.await_insert(1, timeout);
+  }
+  bool await_sample(int64_t batch_size, std::chrono::milliseconds timeout) EXCLUDES(mu_) {
     return limiter_.await_sample(batch_size, timeout);
   }
   RateLimiter& rate_limiter() { return limiter_; }
 
-  int64_t size() const;  // live sequences
-  SequenceReplayStats stats() const;
+  int64_t size() const EXCLUDES(mu_);  // live sequences
+  SequenceReplayStats stats() const EXCLUDES(mu_);
   // Bytes allocated for columns and indexes (what scales with the capacities).
-  int64_t bytes() const;
+  int64_t bytes() const EXCLUDES(mu_);
 
   // Everything needed to resume: config, column specs, storage, ring positions,
   // generations, priorities, the sampling generator and the limiter's counters.
   // Crash-safe like save_checkpoint (PATH.partial, fsync, rename, fsync dir).
-  void save(const std::string& path) const;
+  void save(const std::string& path) const EXCLUDES(mu_);
   // Restores a file written by save() of a replay with the same columns and the
   // same capacity, sequence_length, period, max_streams and priority_exponent.
   // importance_exponent and seed may differ: this replay's beta is kept, and
   // the file's generator state replaces the seeded one.
-  void load(const std::string& path);
+  void load(const std::string& path) EXCLUDES(mu_);
 
  private:
   struct Column {
@@ -257,9 +261,11 @@ class SequenceReplay {
   const int64_t blocks_per_sequence_;
   const int64_t block_capacity_;
 
-  mutable std::mutex mu_;
-  State state_;  // guarded by mu_
-  RateLimiter limiter_;  // has its own lock; taken after mu_
+  mutable base::Mutex mu_;
+  State state_ GUARDED_BY(mu_);
+  // Has its own lock, taken after mu_ (insert, sample and load account to it
+  // under mu_); its waits run without mu_.
+  RateLimiter limiter_;
 };
 
 }  // namespace moonseed::engine

@@ -95,7 +95,7 @@ class FileReader {
 
 void SequenceReplay::save(const std::string& path) const {
   torch::serialize::OutputArchive archive;
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   const State& s = state_;
   archive.write(kFormatKey, c10::IValue(kFormatVersion));
   archive.write("capacity", c10::IValue(config_.capacity));
@@ -220,7 +220,7 @@ void SequenceReplay::load(const std::string& path) {
   } catch (const c10::Error& e) {
     throw in.corrupt(short_reason(e));
   }
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   state_ = std::move(s);
   limiter_.restore(counters);
 }

@@ -14,21 +14,21 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
+
 namespace moonseed::engine {
 
 template <typename T>
 class BoundedQueue {
  public:
-  explicit BoundedQueue(size_t capacity) : slots_(capacity) {
+  explicit BoundedQueue(size_t capacity) : capacity_(capacity), slots_(capacity) {
     if (capacity == 0) {
       throw std::invalid_argument("BoundedQueue: capacity must be >= 1, got 0");
     }
@@ -39,13 +39,13 @@ class BoundedQueue {
 
   // Blocks while the queue is full and open. Returns false, dropping `item`,
   // when the queue is (or becomes) closed.
-  bool push(T item) {
-    std::unique_lock<std::mutex> lock(mu_);
+  bool push(T item) EXCLUDES(mu_) {
+    base::MutexLock lock(mu_);
     ++waiting_producers_;
-    not_full_.wait(lock, [&] { return closed_ || count_ < slots_.size(); });
+    not_full_.wait(lock, [&]() REQUIRES(mu_) { return closed_ || count_ < capacity_; });
     --waiting_producers_;
     if (closed_) return false;
-    slots_[(head_ + count_) % slots_.size()].emplace(std::move(item));
+    slots_[(head_ + count_) % capacity_].emplace(std::move(item));
     ++count_;
     lock.unlock();
     not_empty_.notify_one();
@@ -54,10 +54,10 @@ class BoundedQueue {
 
   // Never blocks: false, leaving `item` with the caller, when the queue is
   // full or closed.
-  bool try_push(T& item) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (closed_ || count_ == slots_.size()) return false;
-    slots_[(head_ + count_) % slots_.size()].emplace(std::move(item));
+  bool try_push(T& item) EXCLUDES(mu_) {
+    base::MutexLock lock(mu_);
+    if (closed_ || count_ == capacity_) return false;
+    slots_[(head_ + count_) % capacity_].emplace(std::move(item));
     ++count_;
     lock.unlock();
     not_empty_.notify_one();
@@ -66,87 +66,97 @@ class BoundedQueue {
 
   // Blocks while the queue is empty and open. After close() it still returns
   // the remaining items, then an empty optional.
-  std::optional<T> pop() {
-    std::unique_lock<std::mutex> lock(mu_);
+  std::optional<T> pop() EXCLUDES(mu_) {
+    base::MutexLock lock(mu_);
     ++waiting_consumers_;
-    not_empty_.wait(lock, [&] { return closed_ || count_ > 0; });
+    not_empty_.wait(lock, [&]() REQUIRES(mu_) { return closed_ || count_ > 0; });
     --waiting_consumers_;
-    return take_front(lock);
+    std::optional<T> item = take_front();
+    lock.unlock();
+    if (item) not_full_.notify_one();
+    return item;
   }
 
   // Returns the front item if there is one, without blocking.
-  std::optional<T> try_pop() {
-    std::unique_lock<std::mutex> lock(mu_);
-    return take_front(lock);
+  std::optional<T> try_pop() EXCLUDES(mu_) {
+    base::MutexLock lock(mu_);
+    std::optional<T> item = take_front();
+    lock.unlock();
+    if (item) not_full_.notify_one();
+    return item;
   }
 
   // Like pop(), but gives up (empty optional) after `timeout` of real time.
   template <typename Rep, typename Period>
-  std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout) {
-    std::unique_lock<std::mutex> lock(mu_);
+  std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout) EXCLUDES(mu_) {
+    base::MutexLock lock(mu_);
     ++waiting_consumers_;
-    not_empty_.wait_for(lock, timeout, [&] { return closed_ || count_ > 0; });
+    not_empty_.wait_for(lock, timeout, [&]() REQUIRES(mu_) { return closed_ || count_ > 0; });
     --waiting_consumers_;
-    return take_front(lock);
+    std::optional<T> item = take_front();
+    lock.unlock();
+    if (item) not_full_.notify_one();
+    return item;
   }
 
   // Wakes every blocked push and pop. Idempotent.
-  void close() {
+  void close() EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      base::MutexLock guard(mu_);
       closed_ = true;
     }
     not_full_.notify_all();
     not_empty_.notify_all();
   }
 
-  bool closed() const {
-    std::lock_guard<std::mutex> guard(mu_);
+  bool closed() const EXCLUDES(mu_) {
+    base::MutexLock guard(mu_);
     return closed_;
   }
 
-  size_t size() const {
-    std::lock_guard<std::mutex> guard(mu_);
+  size_t size() const EXCLUDES(mu_) {
+    base::MutexLock guard(mu_);
     return count_;
   }
 
-  size_t capacity() const { return slots_.size(); }
+  size_t capacity() const { return capacity_; }
 
   // Threads blocked in push() because the queue is full: non-zero means the
   // consumer is the bottleneck (backpressure is on).
-  int waiting_producers() const {
-    std::lock_guard<std::mutex> guard(mu_);
+  int waiting_producers() const EXCLUDES(mu_) {
+    base::MutexLock guard(mu_);
     return waiting_producers_;
   }
 
   // Threads blocked in pop()/pop_for() because the queue is empty.
-  int waiting_consumers() const {
-    std::lock_guard<std::mutex> guard(mu_);
+  int waiting_consumers() const EXCLUDES(mu_) {
+    base::MutexLock guard(mu_);
     return waiting_consumers_;
   }
 
  private:
-  std::optional<T> take_front(std::unique_lock<std::mutex>& lock) {
+  // The caller notifies not_full_ after letting mu_ go (when this returned an
+  // item), so a woken producer does not block on mu_ at once.
+  std::optional<T> take_front() REQUIRES(mu_) {
     if (count_ == 0) return std::nullopt;
     std::optional<T> item(std::in_place, std::move(*slots_[head_]));
     slots_[head_].reset();
-    head_ = (head_ + 1) % slots_.size();
+    head_ = (head_ + 1) % capacity_;
     --count_;
-    lock.unlock();
-    not_full_.notify_one();
     return item;
   }
 
-  mutable std::mutex mu_;
-  std::condition_variable not_full_;   // signalled on pop and close
-  std::condition_variable not_empty_;  // signalled on push and close
-  // Ring of slots_.size() items starting at head_; slots outside it are empty.
-  std::vector<std::optional<T>> slots_;  // guarded by mu_ (the size is fixed)
-  size_t head_ = 0;                      // guarded by mu_
-  size_t count_ = 0;                     // guarded by mu_
-  bool closed_ = false;                  // guarded by mu_
-  int waiting_producers_ = 0;            // guarded by mu_
-  int waiting_consumers_ = 0;            // guarded by mu_
+  mutable base::Mutex mu_;
+  base::CondVar not_full_;   // signalled on pop and close
+  base::CondVar not_empty_;  // signalled on push and close
+  const size_t capacity_;  // slots_.size(), readable without mu_
+  // Ring of capacity_ items starting at head_; slots outside it are empty.
+  std::vector<std::optional<T>> slots_ GUARDED_BY(mu_);
+  size_t head_ GUARDED_BY(mu_) = 0;
+  size_t count_ GUARDED_BY(mu_) = 0;
+  bool closed_ GUARDED_BY(mu_) = false;
+  int waiting_producers_ GUARDED_BY(mu_) = 0;
+  int waiting_consumers_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace moonseed::engine

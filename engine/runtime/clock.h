@@ -10,11 +10,11 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace moonseed::engine {
 
@@ -27,20 +27,21 @@ class Clock {
 
   virtual time_point now() const = 0;
 
-  // Called with `lock` held, like std::condition_variable::wait_until: blocks on
-  // `cv` until `wake()` is true or now() >= deadline, and returns wake()
-  // evaluated under the lock. `wake` is only evaluated with `lock` held. The
-  // lock may be released while waiting, so callers re-check their state after.
-  virtual bool wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                          time_point deadline, const std::function<bool()>& wake) = 0;
+  // Called with `lock` held, like base::CondVar::wait_until: blocks on `cv`
+  // until `wake()` is true or now() >= deadline, and returns wake() evaluated
+  // under the lock. `wake` is only evaluated with `lock` held (annotate the
+  // lambda REQUIRES(that mutex)). The lock may be released while waiting, so
+  // callers re-check their state after.
+  virtual bool wait_until(base::MutexLock& lock, base::CondVar& cv, time_point deadline,
+                          const std::function<bool()>& wake) = 0;
 };
 
 // std::chrono::steady_clock.
 class SteadyClock final : public Clock {
  public:
   time_point now() const override;
-  bool wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                  time_point deadline, const std::function<bool()>& wake) override;
+  bool wait_until(base::MutexLock& lock, base::CondVar& cv, time_point deadline,
+                  const std::function<bool()>& wake) override;
 };
 
 // A clock for tests: time starts at time_point{} and moves only by advance().
@@ -49,36 +50,37 @@ class SteadyClock final : public Clock {
 // until a waiting thread has looked at the clock again after an advance.
 //
 // Lock order: ManualClock::waiters_mu_ -> the waiter's mutex -> sleeps_mu_.
-// A waiter never holds its own mutex while taking waiters_mu_.
+// A waiter never holds its own mutex while taking waiters_mu_. (The waiter's
+// mutex is the caller's, so only the comment can state the middle step.)
 class ManualClock final : public Clock {
  public:
   time_point now() const override;
-  bool wait_until(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                  time_point deadline, const std::function<bool()>& wake) override;
+  bool wait_until(base::MutexLock& lock, base::CondVar& cv, time_point deadline,
+                  const std::function<bool()>& wake) override EXCLUDES(waiters_mu_, sleeps_mu_);
 
   // Moves time forward and wakes every waiter. Throws std::invalid_argument
   // for a negative step.
-  void advance(duration step);
+  void advance(duration step) EXCLUDES(waiters_mu_);
 
   // How many times a waiter has gone to sleep on this clock.
-  int64_t sleeps() const;
+  int64_t sleeps() const EXCLUDES(sleeps_mu_);
   // Blocks until sleeps() >= count.
-  void await_sleeps(int64_t count) const;
+  void await_sleeps(int64_t count) const EXCLUDES(sleeps_mu_);
 
  private:
   struct Waiter {
-    std::mutex* mutex;
-    std::condition_variable* cv;
+    base::Mutex* mutex;
+    base::CondVar* cv;
   };
 
   std::atomic<int64_t> now_ns_{0};  // written under waiters_mu_, read anywhere
 
-  std::mutex waiters_mu_;
-  std::vector<Waiter> waiters_;  // guarded by waiters_mu_
+  base::Mutex waiters_mu_ ACQUIRED_BEFORE(sleeps_mu_);
+  std::vector<Waiter> waiters_ GUARDED_BY(waiters_mu_);
 
-  mutable std::mutex sleeps_mu_;
-  mutable std::condition_variable sleeps_cv_;
-  int64_t sleeps_ = 0;  // guarded by sleeps_mu_
+  mutable base::Mutex sleeps_mu_;
+  mutable base::CondVar sleeps_cv_;
+  int64_t sleeps_ GUARDED_BY(sleeps_mu_) = 0;
 };
 
 }  // namespace moonseed::engine

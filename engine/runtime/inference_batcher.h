@@ -23,16 +23,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
 #include "engine/runtime/clock.h"
 
 namespace moonseed::engine {
@@ -69,13 +68,13 @@ class InferenceBatcher {
 
   // Queues a request of `envs` environments, stamped with the clock's now().
   // Returns false, leaving `request` untouched, once the batcher is closed.
-  bool submit(Request&& request, int envs) {
+  bool submit(Request&& request, int envs) EXCLUDES(mu_) {
     if (envs < 1) {
       throw std::invalid_argument("InferenceBatcher::submit: envs must be >= 1, got " +
                                   std::to_string(envs));
     }
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      base::MutexLock guard(mu_);
       if (closed_) return false;
       if (count_ == ring_.size()) grow();
       Pending& p = ring_[(head_ + count_) % ring_.size()];
@@ -93,7 +92,7 @@ class InferenceBatcher {
   // Blocks until a batch is ready (see the top of this file) and moves its
   // requests into `out` (cleared first), oldest first. Returns false, with
   // `out` empty, once the batcher is closed and drained.
-  bool next_batch(std::vector<Request>& out) {
+  bool next_batch(std::vector<Request>& out) EXCLUDES(mu_) {
     out.clear();
     if (idle_spin_.count() > 0 && queued_hint_.load(std::memory_order_acquire) == 0) {
       const auto until = std::chrono::steady_clock::now() + idle_spin_;
@@ -101,11 +100,15 @@ class InferenceBatcher {
              std::chrono::steady_clock::now() < until) {
       }
     }
-    std::unique_lock<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (pump_) {
-      while (!closed_ && count_ == 0) pump_for(lock, kIdlePump);
+      while (!closed_ && count_ == 0) {
+        lock.unlock();
+        pump_for(kIdlePump);
+        lock.lock();
+      }
     } else {
-      arrived_.wait(lock, [&] { return closed_ || count_ > 0; });
+      arrived_.wait(lock, [&]() REQUIRES(mu_) { return closed_ || count_ > 0; });
     }
     if (count_ == 0) return false;
     while (true) {
@@ -117,10 +120,13 @@ class InferenceBatcher {
       const Clock::time_point now = clock_.now();
       if (now >= deadline) return take(fit, out, &BatcherStats::deadline_batches);
       if (pump_) {
-        pump_for(lock, deadline - now);
+        lock.unlock();
+        pump_for(deadline - now);
+        lock.lock();
       } else {
         const uint64_t seen = submitted_;
-        clock_.wait_until(lock, arrived_, deadline, [&] { return closed_ || submitted_ != seen; });
+        clock_.wait_until(lock, arrived_, deadline,
+                          [&]() REQUIRES(mu_) { return closed_ || submitted_ != seen; });
       }
     }
   }
@@ -131,17 +137,17 @@ class InferenceBatcher {
   // `wake` makes a waiting pump return (close() calls it). Set before the
   // first next_batch; requests may then also be submitted from inside pump.
   using Pump = std::function<void(std::chrono::nanoseconds max_wait)>;
-  void set_pump(Pump pump, std::function<void()> wake) {
-    std::lock_guard<std::mutex> guard(mu_);
+  void set_pump(Pump pump, std::function<void()> wake) EXCLUDES(mu_) {
+    base::MutexLock guard(mu_);
     pump_ = std::move(pump);
     wake_ = std::move(wake);
   }
 
   // Like next_batch() but never blocks: returns false when no batch is ready
   // yet (or the batcher is closed and drained).
-  bool try_next_batch(std::vector<Request>& out) {
+  bool try_next_batch(std::vector<Request>& out) EXCLUDES(mu_) {
     out.clear();
-    std::unique_lock<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (count_ == 0) return false;
     const size_t fit = requests_that_fit();
     if (cannot_grow(fit)) return take(fit, out, &BatcherStats::full_batches);
@@ -153,10 +159,10 @@ class InferenceBatcher {
   }
 
   // Refuses further requests and wakes next_batch(). Idempotent.
-  void close() {
+  void close() EXCLUDES(mu_) {
     std::function<void()> wake;
     {
-      std::lock_guard<std::mutex> guard(mu_);
+      base::MutexLock guard(mu_);
       closed_ = true;
       wake = wake_;
     }
@@ -165,13 +171,13 @@ class InferenceBatcher {
   }
 
   // Requests waiting for a batch.
-  size_t pending() const {
-    std::lock_guard<std::mutex> guard(mu_);
+  size_t pending() const EXCLUDES(mu_) {
+    base::MutexLock guard(mu_);
     return count_;
   }
 
-  BatcherStats stats() const {
-    std::lock_guard<std::mutex> guard(mu_);
+  BatcherStats stats() const EXCLUDES(mu_) {
+    base::MutexLock guard(mu_);
     return stats_;
   }
 
@@ -191,14 +197,12 @@ class InferenceBatcher {
   // (close() also wakes it).
   static constexpr std::chrono::milliseconds kIdlePump{100};
 
-  // Runs the pump without mu_: it submits requests, which takes mu_.
-  void pump_for(std::unique_lock<std::mutex>& lock, Clock::duration max_wait) {
-    lock.unlock();
+  // Called without mu_: the pump submits requests, which takes mu_.
+  void pump_for(Clock::duration max_wait) EXCLUDES(mu_) {
     pump_(std::chrono::duration_cast<std::chrono::nanoseconds>(max_wait));
-    lock.lock();
   }
 
-  size_t requests_that_fit() const {
+  size_t requests_that_fit() const REQUIRES(mu_) {
     size_t n = 1;
     int envs = ring_[head_].envs;
     while (n < count_) {
@@ -213,14 +217,14 @@ class InferenceBatcher {
   // True when the first `n` pending requests form a batch that no later
   // request could join: a request is already waiting that does not fit, or
   // the batch has reached (or alone exceeds) max_batch envs.
-  bool cannot_grow(size_t n) const {
+  bool cannot_grow(size_t n) const REQUIRES(mu_) {
     if (n < count_) return true;
     int envs = 0;
     for (size_t i = 0; i < n; ++i) envs += ring_[(head_ + i) % ring_.size()].envs;
     return envs >= max_batch_;
   }
 
-  bool take(size_t n, std::vector<Request>& out, int64_t BatcherStats::*reason) {
+  bool take(size_t n, std::vector<Request>& out, int64_t BatcherStats::*reason) REQUIRES(mu_) {
     for (size_t i = 0; i < n; ++i) {
       Pending& p = ring_[head_];
       out.push_back(std::move(*p.request));
@@ -238,7 +242,7 @@ class InferenceBatcher {
 
   // Doubles the ring, keeping order. Rare: pending requests are bounded by the
   // number of env groups with a request in flight.
-  void grow() {
+  void grow() REQUIRES(mu_) {
     std::vector<Pending> bigger(ring_.size() * 2);
     for (size_t i = 0; i < count_; ++i) bigger[i] = std::move(ring_[(head_ + i) % ring_.size()]);
     ring_ = std::move(bigger);
@@ -251,16 +255,18 @@ class InferenceBatcher {
   Clock& clock_;
   std::atomic<size_t> queued_hint_{0};  // count_, readable without mu_ (for the idle spin)
 
-  mutable std::mutex mu_;
-  std::condition_variable arrived_;  // signalled on submit and close
-  std::vector<Pending> ring_;        // guarded by mu_; count_ live entries from head_
-  size_t head_ = 0;                  // guarded by mu_
-  size_t count_ = 0;                 // guarded by mu_
-  uint64_t submitted_ = 0;           // guarded by mu_; total ever submitted
-  bool closed_ = false;              // guarded by mu_
-  BatcherStats stats_;               // guarded by mu_
-  Pump pump_;                        // written by set_pump before the first next_batch, then read-only
-  std::function<void()> wake_;       // guarded by mu_
+  mutable base::Mutex mu_;
+  base::CondVar arrived_;  // signalled on submit and close
+  std::vector<Pending> ring_ GUARDED_BY(mu_);  // count_ live entries from head_
+  size_t head_ GUARDED_BY(mu_) = 0;
+  size_t count_ GUARDED_BY(mu_) = 0;
+  uint64_t submitted_ GUARDED_BY(mu_) = 0;  // total ever submitted
+  bool closed_ GUARDED_BY(mu_) = false;
+  BatcherStats stats_ GUARDED_BY(mu_);
+  // Written by set_pump (under mu_) before the first next_batch, then only
+  // read, by the consumer thread, which calls it without mu_: not guarded.
+  Pump pump_;
+  std::function<void()> wake_ GUARDED_BY(mu_);
 };
 
 }  // namespace moonseed::engine

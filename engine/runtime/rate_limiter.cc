@@ -61,16 +61,16 @@ bool RateLimiter::can_sample(int64_t n) const {
 }
 
 template <typename Allowed>
-bool RateLimiter::await(std::condition_variable& cv, std::chrono::milliseconds timeout,
-                        Allowed allowed, Clock::duration& blocked) {
-  std::unique_lock<std::mutex> lock(mu_);
+bool RateLimiter::await(Side side, std::chrono::milliseconds timeout, Allowed allowed) {
+  base::CondVar& cv = side == Side::kInsert ? insert_cv_ : sample_cv_;
+  base::MutexLock lock(mu_);
   if (cancelled_) return false;
   if (allowed()) return true;
   const Clock::time_point start = clock_.now();
   const bool granted = clock_.wait_until(lock, cv, deadline_after(start, timeout),
-                                         [&] { return cancelled_ || allowed(); }) &&
+                                         [&]() REQUIRES(mu_) { return cancelled_ || allowed(); }) &&
                        !cancelled_;
-  blocked += clock_.now() - start;
+  (side == Side::kInsert ? insert_blocked_ : sample_blocked_) += clock_.now() - start;
   return granted;
 }
 
@@ -80,7 +80,7 @@ bool RateLimiter::await_insert(int64_t n, std::chrono::milliseconds timeout) {
                                 " must be >= 1 with n * samples_per_insert <= error_buffer = " +
                                 base::number_text(config_.error_buffer));
   }
-  return await(insert_cv_, timeout, [&] { return can_insert(n); }, insert_blocked_);
+  return await(Side::kInsert, timeout, [&]() REQUIRES(mu_) { return can_insert(n); });
 }
 
 bool RateLimiter::await_sample(int64_t n, std::chrono::milliseconds timeout) {
@@ -88,7 +88,7 @@ bool RateLimiter::await_sample(int64_t n, std::chrono::milliseconds timeout) {
     throw std::invalid_argument("RateLimiter::await_sample: n = " + std::to_string(n) +
                                 " must be >= 1 and <= error_buffer = " + base::number_text(config_.error_buffer));
   }
-  return await(sample_cv_, timeout, [&] { return can_sample(n); }, sample_blocked_);
+  return await(Side::kSample, timeout, [&]() REQUIRES(mu_) { return can_sample(n); });
 }
 
 void RateLimiter::inserted(int64_t n) {
@@ -96,7 +96,7 @@ void RateLimiter::inserted(int64_t n) {
     throw std::invalid_argument("RateLimiter::inserted: n = " + std::to_string(n) + " is negative");
   }
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    base::MutexLock guard(mu_);
     inserts_ += n;
   }
   sample_cv_.notify_all();
@@ -107,7 +107,7 @@ void RateLimiter::sampled(int64_t n) {
     throw std::invalid_argument("RateLimiter::sampled: n = " + std::to_string(n) + " is negative");
   }
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    base::MutexLock guard(mu_);
     samples_ += n;
   }
   insert_cv_.notify_all();
@@ -115,7 +115,7 @@ void RateLimiter::sampled(int64_t n) {
 
 void RateLimiter::cancel() {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    base::MutexLock guard(mu_);
     cancelled_ = true;
   }
   insert_cv_.notify_all();
@@ -123,12 +123,12 @@ void RateLimiter::cancel() {
 }
 
 bool RateLimiter::cancelled() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   return cancelled_;
 }
 
 RateLimiterStats RateLimiter::stats() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   RateLimiterStats s;
   s.inserts = inserts_;
   s.samples = samples_;
@@ -138,7 +138,7 @@ RateLimiterStats RateLimiter::stats() const {
 }
 
 RateLimiterCounters RateLimiter::counters() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   return {inserts_, samples_};
 }
 
@@ -149,7 +149,7 @@ void RateLimiter::restore(const RateLimiterCounters& counters) {
                                 std::to_string(counters.samples));
   }
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    base::MutexLock guard(mu_);
     inserts_ = counters.inserts;
     samples_ = counters.samples;
   }

@@ -43,11 +43,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 
+#include "base/mutex.h"
 #include "engine/runtime/clock.h"
 
 namespace moonseed::engine {
@@ -89,44 +88,45 @@ class RateLimiter {
   // false when `timeout` passes first or the limiter is cancelled. Nothing is
   // accounted. Throw std::invalid_argument for n < 1, or for a request that
   // could never be granted (see the bounds above).
-  bool await_insert(int64_t n, std::chrono::milliseconds timeout);
-  bool await_sample(int64_t n, std::chrono::milliseconds timeout);
+  bool await_insert(int64_t n, std::chrono::milliseconds timeout) EXCLUDES(mu_);
+  bool await_sample(int64_t n, std::chrono::milliseconds timeout) EXCLUDES(mu_);
 
   // Account n items inserted (sampled) and wake the other side. n >= 0.
-  void inserted(int64_t n);
-  void sampled(int64_t n);
+  void inserted(int64_t n) EXCLUDES(mu_);
+  void sampled(int64_t n) EXCLUDES(mu_);
 
   // Wakes every waiter; from now on every await_*() returns false at once.
   // Used at shutdown. Accounting still works.
-  void cancel();
-  bool cancelled() const;
+  void cancel() EXCLUDES(mu_);
+  bool cancelled() const EXCLUDES(mu_);
 
-  RateLimiterStats stats() const;
-  RateLimiterCounters counters() const;
+  RateLimiterStats stats() const EXCLUDES(mu_);
+  RateLimiterCounters counters() const EXCLUDES(mu_);
   // Replaces the counters (loading a checkpoint) and wakes every waiter.
-  void restore(const RateLimiterCounters& counters);
+  void restore(const RateLimiterCounters& counters) EXCLUDES(mu_);
 
  private:
-  bool can_insert(int64_t n) const;  // under mu_
-  bool can_sample(int64_t n) const;  // under mu_
-  // Waits on `cv` until `allowed()` or the deadline; adds the time spent to `blocked`.
+  enum class Side { kInsert, kSample };
+
+  bool can_insert(int64_t n) const REQUIRES(mu_);
+  bool can_sample(int64_t n) const REQUIRES(mu_);
+  // Waits on `side`'s condition variable until `allowed()` (called under mu_)
+  // or the deadline; adds the time spent to `side`'s blocked time.
   template <typename Allowed>
-  bool await(std::condition_variable& cv, std::chrono::milliseconds timeout, Allowed allowed,
-             Clock::duration& blocked);
+  bool await(Side side, std::chrono::milliseconds timeout, Allowed allowed) EXCLUDES(mu_);
 
   const RateLimiterConfig config_;
   std::unique_ptr<Clock> own_clock_;  // set when no clock was given
   Clock& clock_;
 
-  mutable std::mutex mu_;
-  std::condition_variable insert_cv_;  // waiters of await_insert
-  std::condition_variable sample_cv_;  // waiters of await_sample
-  // Guarded by mu_:
-  int64_t inserts_ = 0;
-  int64_t samples_ = 0;
-  bool cancelled_ = false;
-  Clock::duration insert_blocked_{0};
-  Clock::duration sample_blocked_{0};
+  mutable base::Mutex mu_;
+  base::CondVar insert_cv_;  // waiters of await_insert
+  base::CondVar sample_cv_;  // waiters of await_sample
+  int64_t inserts_ GUARDED_BY(mu_) = 0;
+  int64_t samples_ GUARDED_BY(mu_) = 0;
+  bool cancelled_ GUARDED_BY(mu_) = false;
+  Clock::duration insert_blocked_ GUARDED_BY(mu_){0};
+  Clock::duration sample_blocked_ GUARDED_BY(mu_){0};
 };
 
 }  // namespace moonseed::engine

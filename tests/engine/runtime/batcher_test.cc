@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/mutex.h"
 #include "engine/runtime/clock.h"
 
 namespace moonseed::engine {
@@ -318,11 +319,11 @@ TEST(InferenceBatcher, RunsALoneRequestOnTheSteadyClock) {
 
 TEST(ManualClock, AdvanceWakesAWaiterWhoseDeadlinePassed) {
   ManualClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
+  base::Mutex mu;
+  base::CondVar cv;
   std::atomic<int> woke{-1};
   std::thread waiter([&] {
-    std::unique_lock<std::mutex> lock(mu);
+    base::MutexLock lock(mu);
     woke = clock.wait_until(lock, cv, clock.now() + microseconds(10), [] { return false; }) ? 1 : 0;
   });
   clock.await_sleeps(1);
