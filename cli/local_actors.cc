@@ -39,7 +39,7 @@ LocalActors::LocalActors(LocalActorsOptions options)
 LocalActors::~LocalActors() { shutdown(0); }
 
 void LocalActors::start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   for (int id = 0; id < options_.count; ++id) pids_[id] = spawn(id);
   reaper_ = std::thread([this] { supervise(); });
 }
@@ -85,13 +85,12 @@ void LocalActors::supervise() {
   for (;;) {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, 0);
-    std::unique_lock<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (pid < 0) {
       if (errno == EINTR) continue;
       // ECHILD: nothing left to reap. Every actor is respawned before we wait
       // again, so this only happens once shutdown has reaped them all.
-      if (stopping_) return;
-      changed_.wait(lock, [&] { return stopping_; });
+      while (!stopping_) changed_.wait(lock);
       return;
     }
     int id = -1;
@@ -111,9 +110,10 @@ void LocalActors::supervise() {
     message << "actor " << id << " (pid " << pid << ") " << describe_status(status) << "; restarting in " << wait_s
             << " s";
     base::log_warning(message.str());  // from this thread, the sink keeps it off the progress line
-    if (changed_.wait_for(lock, std::chrono::duration<double>(wait_s), [&] { return stopping_; })) {
-      continue;
+    const auto restart_at = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
+    while (!stopping_ && changed_.wait_until(lock, restart_at) != std::cv_status::timeout) {
     }
+    if (stopping_) continue;
     try {
       pids_[id] = spawn(id);
       ++restarts_;
@@ -123,24 +123,27 @@ void LocalActors::supervise() {
   }
 }
 
+bool LocalActors::all_gone() const {
+  for (pid_t p : pids_) {
+    if (p > 0) return false;
+  }
+  return true;
+}
+
 void LocalActors::stop_restarting() {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   stopping_ = true;
   changed_.notify_all();
 }
 
 void LocalActors::shutdown(double grace_s) {
-  std::unique_lock<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (!reaper_.joinable()) return;
   stopping_ = true;
   changed_.notify_all();
-  auto all_gone = [&] {
-    for (pid_t p : pids_) {
-      if (p > 0) return false;
-    }
-    return true;
-  };
-  changed_.wait_for(lock, std::chrono::duration<double>(grace_s), all_gone);
+  const auto give_up_at = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  while (!all_gone() && changed_.wait_until(lock, give_up_at) != std::cv_status::timeout) {
+  }
   for (pid_t p : pids_) {
     if (p > 0) ::kill(p, SIGKILL);
   }
@@ -149,12 +152,12 @@ void LocalActors::shutdown(double grace_s) {
 }
 
 int LocalActors::restarts() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   return restarts_;
 }
 
 pid_t LocalActors::pid_of(int id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   return id >= 0 && id < options_.count ? pids_[id] : -1;
 }
 

@@ -9,12 +9,12 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace moonseed::cli {
 
@@ -34,30 +34,31 @@ class LocalActors {
   LocalActors& operator=(const LocalActors&) = delete;
 
   // Starts every actor and the supervisor thread.
-  void start();
-  // Stops restarting actors, waits up to `grace_s` for them to exit on their
-  // own (after the learner's Bye), then SIGKILLs the rest and reaps them.
+  void start() EXCLUDES(mu_);
   // From now on an actor that exits is not restarted: the run is ending and
   // the learner is about to say Bye. shutdown() implies it.
-  void stop_restarting();
-  void shutdown(double grace_s);
+  void stop_restarting() EXCLUDES(mu_);
+  // Stops restarting actors, waits up to `grace_s` for them to exit on their
+  // own (after the learner's Bye), then SIGKILLs the rest and reaps them.
+  void shutdown(double grace_s) EXCLUDES(mu_);
 
-  int restarts() const;
+  int restarts() const EXCLUDES(mu_);
   // Pid of actor `id`, or -1 when it is not running.
-  pid_t pid_of(int id) const;
+  pid_t pid_of(int id) const EXCLUDES(mu_);
 
  private:
-  pid_t spawn(int id);  // requires mu_
-  void supervise();
+  pid_t spawn(int id) REQUIRES(mu_);
+  void supervise() EXCLUDES(mu_);
+  bool all_gone() const REQUIRES(mu_);  // no actor is running
 
   const LocalActorsOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable changed_;  // a child exited or shutdown began
-  std::vector<pid_t> pids_;          // GUARDED_BY(mu_), -1 = not running
-  std::vector<double> started_at_;   // GUARDED_BY(mu_), steady seconds
-  std::vector<double> backoff_s_;    // GUARDED_BY(mu_)
-  int restarts_ = 0;                 // GUARDED_BY(mu_)
-  bool stopping_ = false;            // GUARDED_BY(mu_)
+  mutable base::Mutex mu_;
+  base::CondVar changed_;  // a child exited or shutdown began
+  std::vector<pid_t> pids_ GUARDED_BY(mu_);         // -1 = not running
+  std::vector<double> started_at_ GUARDED_BY(mu_);  // steady seconds
+  std::vector<double> backoff_s_ GUARDED_BY(mu_);
+  int restarts_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread reaper_;  // runs supervise()
 };
 

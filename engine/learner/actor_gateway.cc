@@ -49,13 +49,13 @@ void ActorGateway::set_auth_token(std::string token) { auth_token_ = std::move(t
 
 void ActorGateway::publish_boundary(uint64_t version, std::string payload) {
   {
-    std::lock_guard<std::mutex> lock(boundary_mu_);
+    base::MutexLock lock(boundary_mu_);
     boundary_version_ = version;
     boundary_payload_ = payload;
   }
   std::vector<std::shared_ptr<rpc::ActorLink>> links;
   {
-    std::lock_guard<std::mutex> lock(actors_mu_);
+    base::MutexLock lock(actors_mu_);
     for (const auto& weak : links_) {
       if (auto link = weak.lock()) links.push_back(std::move(link));
     }
@@ -87,14 +87,14 @@ void ActorGateway::reply(const std::vector<StepRequest>& requests, const void* a
 }
 
 int ActorGateway::actors_connected() const {
-  std::lock_guard<std::mutex> lock(actors_mu_);
+  base::MutexLock lock(actors_mu_);
   int n = 0;
   for (bool c : connected_) n += c ? 1 : 0;
   return n;
 }
 
 std::vector<std::string> ActorGateway::take_notices() {
-  std::lock_guard<std::mutex> lock(notices_mu_);
+  base::MutexLock lock(notices_mu_);
   std::vector<std::string> out(std::make_move_iterator(notices_.begin()), std::make_move_iterator(notices_.end()));
   notices_.clear();
   return out;
@@ -106,7 +106,7 @@ rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
     admission.reason = "wrong auth token (set MOONSEED_AUTH_TOKEN or --auth-token to the learner's)";
     return admission;
   }
-  std::lock_guard<std::mutex> lock(actors_mu_);
+  base::MutexLock lock(actors_mu_);
   const int actors = config_.topology.actors;
   int id = -1;
   if (hello.actor_id >= 0) {
@@ -144,7 +144,7 @@ rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
   w.seed = actor_seed(config_.seed, id, connection);
   w.unroll_length = static_cast<uint32_t>(unroll_length_);
   {
-    std::lock_guard<std::mutex> boundary(boundary_mu_);
+    base::MutexLock boundary(boundary_mu_);
     w.config_version = boundary_version_;
     w.payload = boundary_payload_;
   }
@@ -159,9 +159,9 @@ void ActorGateway::on_connect(std::shared_ptr<rpc::ActorLink> link) {
   // link: send what it missed (a duplicate is ignored by the actor).
   rpc::ConfigUpdate missed;
   {
-    std::lock_guard<std::mutex> lock(actors_mu_);
+    base::MutexLock lock(actors_mu_);
     links_[static_cast<size_t>(id)] = link;
-    std::lock_guard<std::mutex> boundary(boundary_mu_);
+    base::MutexLock boundary(boundary_mu_);
     missed.config_version = boundary_version_;
     if (missed.config_version == welcomed_version_[static_cast<size_t>(id)]) return;
     missed.payload = boundary_payload_;
@@ -173,7 +173,7 @@ void ActorGateway::on_notice(const std::shared_ptr<rpc::ActorLink>& link, const 
   std::string text = "actor " + std::to_string(link->actor_id()) + ": " + notice.text.substr(0, kMaxNoticeBytes) +
                      (notice.text.size() > kMaxNoticeBytes ? "..." : "");
   base::log_warning(text);
-  std::lock_guard<std::mutex> lock(notices_mu_);
+  base::MutexLock lock(notices_mu_);
   notices_.push_back(std::move(text));
   if (notices_.size() > kMaxNotices) notices_.pop_front();
 }
@@ -213,7 +213,7 @@ void ActorGateway::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::St
 }
 
 void ActorGateway::on_disconnect(int32_t actor_id, const std::string& reason) {
-  std::lock_guard<std::mutex> lock(actors_mu_);
+  base::MutexLock lock(actors_mu_);
   if (actor_id >= 0 && actor_id < config_.topology.actors) {
     connected_[static_cast<size_t>(actor_id)] = false;
     links_[static_cast<size_t>(actor_id)].reset();

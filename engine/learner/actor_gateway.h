@@ -29,10 +29,11 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "engine/config/experiment_config.h"
 #include "engine/runtime/inference_batcher.h"
 #include "envs/spec.h"
@@ -61,23 +62,24 @@ class ActorGateway final : public rpc::ActorService {
   // Makes (version, payload) the boundary config: sent as a ConfigUpdate to
   // every connected actor now, and in the Welcome of every actor from now on.
   // `version` grows with each call (the caller's rule).
-  void publish_boundary(uint64_t version, std::string payload);
+  void publish_boundary(uint64_t version, std::string payload) EXCLUDES(actors_mu_, boundary_mu_);
 
   // Sends each request its slice of `actions`: int64 [n] for a discrete
   // space (sent as int32), float [n, A] for a box, rows in request order.
   void reply(const std::vector<StepRequest>& requests, const void* actions);
 
-  int actors_connected() const;
+  int actors_connected() const EXCLUDES(actors_mu_);
 
   // ActorNotices since the last call, oldest first, each as "actor N: text".
-  std::vector<std::string> take_notices();
+  std::vector<std::string> take_notices() EXCLUDES(notices_mu_);
 
   // rpc::ActorService
-  rpc::Admission on_hello(const rpc::Hello& hello) override;
-  void on_connect(std::shared_ptr<rpc::ActorLink> link) override;
+  rpc::Admission on_hello(const rpc::Hello& hello) EXCLUDES(actors_mu_, boundary_mu_) override;
+  void on_connect(std::shared_ptr<rpc::ActorLink> link) EXCLUDES(actors_mu_, boundary_mu_) override;
   void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override;
-  void on_disconnect(int32_t actor_id, const std::string& reason) override;
-  void on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice) override;
+  void on_disconnect(int32_t actor_id, const std::string& reason) EXCLUDES(actors_mu_) override;
+  void on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice)
+      EXCLUDES(notices_mu_) override;
 
  private:
   // "" when `batch` fits the actor's envs and the spec, else what is wrong.
@@ -90,18 +92,18 @@ class ActorGateway final : public rpc::ActorService {
   InferenceBatcher<StepRequest>& batcher_;
   std::string auth_token_;  // set before the server starts, then read-only
 
-  mutable std::mutex actors_mu_;
-  std::vector<bool> connected_;                         // GUARDED_BY(actors_mu_)
-  std::vector<uint64_t> connections_;                   // GUARDED_BY(actors_mu_)
-  std::vector<std::weak_ptr<rpc::ActorLink>> links_;    // GUARDED_BY(actors_mu_)
-  std::vector<uint64_t> welcomed_version_;              // GUARDED_BY(actors_mu_): config version of the last Welcome
+  mutable base::Mutex actors_mu_ ACQUIRED_BEFORE(boundary_mu_);
+  std::vector<bool> connected_ GUARDED_BY(actors_mu_);
+  std::vector<uint64_t> connections_ GUARDED_BY(actors_mu_);
+  std::vector<std::weak_ptr<rpc::ActorLink>> links_ GUARDED_BY(actors_mu_);
+  std::vector<uint64_t> welcomed_version_ GUARDED_BY(actors_mu_);  // config version of the last Welcome
 
-  std::mutex boundary_mu_;
-  uint64_t boundary_version_ = 0;  // GUARDED_BY(boundary_mu_)
-  std::string boundary_payload_;   // GUARDED_BY(boundary_mu_)
+  base::Mutex boundary_mu_;
+  uint64_t boundary_version_ GUARDED_BY(boundary_mu_) = 0;
+  std::string boundary_payload_ GUARDED_BY(boundary_mu_);
 
-  std::mutex notices_mu_;
-  std::deque<std::string> notices_;  // GUARDED_BY(notices_mu_)
+  base::Mutex notices_mu_;
+  std::deque<std::string> notices_ GUARDED_BY(notices_mu_);
 };
 
 }  // namespace moonseed::engine

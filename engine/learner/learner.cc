@@ -3,17 +3,16 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <thread>
 
 #include <torch/torch.h>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "base/text.h"
 #include "engine/config/actor_config.h"
 #include "engine/config/config_problems.h"
@@ -63,11 +62,11 @@ class RecentMean {
 struct Learner::Impl {
   Impl(const ExperimentConfig& config, std::string id, const envs::EnvSpec& env_spec)
       : cfg(config),
-        train_cfg(config),
         run_id(std::move(id)),
         spec(env_spec),
         device(models::choose_device(config.inference.device)),
         agent(make_agent(config, env_spec, device)),
+        train_cfg(config),
         batcher(config.inference.max_batch, std::chrono::microseconds(config.inference.deadline_us), clock,
                 std::chrono::microseconds(config.inference.idle_spin_us)),
         gateway(config, run_id, env_spec, agent->unroll_length(), batcher) {
@@ -75,7 +74,6 @@ struct Learner::Impl {
   }
 
   const ExperimentConfig cfg;
-  ExperimentConfig train_cfg;  // training thread only: cfg with the newest hot fields
   const std::string run_id;
   const envs::EnvSpec spec;
   const torch::Device device;
@@ -85,7 +83,10 @@ struct Learner::Impl {
   // The algorithm (engine/learner/agent.h): nets, optimizer, and the path from acting
   // to learning. It guards its own weights; lock order: train_mu before them.
   const std::unique_ptr<Agent> agent;
-  std::mutex train_mu;  // held for one whole training step; checkpoints take it
+  // Held for one whole training step; checkpoints take it. Lock order:
+  // train_mu, then hot_mu, then the agent's own.
+  base::Mutex train_mu ACQUIRED_BEFORE(hot_mu);
+  ExperimentConfig train_cfg GUARDED_BY(train_mu);  // cfg with the newest hot fields
 
   SteadyClock clock;
   InferenceBatcher<StepRequest> batcher;
@@ -96,20 +97,20 @@ struct Learner::Impl {
   bool stopped = false;
 
   // Hot reload: set_hot_config -> the training thread, at its next step.
-  std::mutex hot_mu;
-  std::optional<ExperimentConfig> pending_hot;  // GUARDED_BY(hot_mu)
+  base::Mutex hot_mu;
+  std::optional<ExperimentConfig> pending_hot GUARDED_BY(hot_mu);
   std::atomic<bool> hot_pending{false};
   std::atomic<uint64_t> config_version{0};
   std::atomic<uint64_t> applied_config_version{0};
 
   // Pause (set_paused): the training thread waits between steps.
-  mutable std::mutex pause_mu;
-  std::condition_variable pause_cv;
-  bool paused = false;    // GUARDED_BY(pause_mu)
-  bool stopping = false;  // GUARDED_BY(pause_mu)
-  void wait_while_paused() {
-    std::unique_lock<std::mutex> lock(pause_mu);
-    pause_cv.wait(lock, [&] { return !paused || stopping; });
+  mutable base::Mutex pause_mu;
+  base::CondVar pause_cv;
+  bool paused GUARDED_BY(pause_mu) = false;
+  bool stopping GUARDED_BY(pause_mu) = false;
+  void wait_while_paused() EXCLUDES(pause_mu) {
+    base::MutexLock lock(pause_mu);
+    while (paused && !stopping) pause_cv.wait(lock);
   }
 
   std::atomic<int64_t> frames{0};
@@ -126,17 +127,17 @@ struct Learner::Impl {
     double loss_total = 0, grad_norm = 0, learning_rate = 0;
     Metrics metrics;
   };
-  mutable std::mutex stats_mu;
-  RecentMean returns;       // GUARDED_BY(stats_mu)
-  RecentMean lengths;       // GUARDED_BY(stats_mu)
-  RecentMean eval_returns;  // GUARDED_BY(stats_mu): evaluation envs' episodes
-  LastStep last_step;       // GUARDED_BY(stats_mu)
+  mutable base::Mutex stats_mu;
+  RecentMean returns GUARDED_BY(stats_mu);
+  RecentMean lengths GUARDED_BY(stats_mu);
+  RecentMean eval_returns GUARDED_BY(stats_mu);  // evaluation envs' episodes
+  LastStep last_step GUARDED_BY(stats_mu);
   const std::vector<bool> eval_slot = evaluation_slots(cfg);
 
   void inference_loop();
-  void count_episodes(const std::vector<EpisodeResult>& finished);
-  void training_loop();
-  void take_hot_config();
+  void count_episodes(const std::vector<EpisodeResult>& finished) EXCLUDES(stats_mu);
+  void training_loop() EXCLUDES(train_mu, stats_mu);
+  void take_hot_config() REQUIRES(train_mu) EXCLUDES(hot_mu);
 };
 
 void Learner::Impl::inference_loop() {
@@ -189,7 +190,7 @@ void Learner::Impl::inference_loop() {
 }
 
 void Learner::Impl::count_episodes(const std::vector<EpisodeResult>& finished) {
-  std::lock_guard<std::mutex> lock(stats_mu);
+  base::MutexLock lock(stats_mu);
   for (const auto& e : finished) {
     if (eval_slot[static_cast<size_t>(e.slot)]) {
       eval_returns.add(e.episode_return);
@@ -208,7 +209,7 @@ void Learner::Impl::training_loop() {
   at::set_num_threads(std::max(1, cfg.learner.torch_threads));
   while (agent->await_batch()) {
     wait_while_paused();
-    std::lock_guard<std::mutex> train(train_mu);
+    base::MutexLock train(train_mu);
     if (hot_pending.load(std::memory_order_acquire)) take_hot_config();
     // Schedules were validated at load time (scripts/lua_schedules.h).
     if (!train_cfg.schedules.empty()) apply_schedules(train_cfg, static_cast<double>(frames.load()));
@@ -232,7 +233,7 @@ void Learner::Impl::training_loop() {
       recorder->set_learner_step(optimizer_steps.load());
       recorder->set_config_version(applied_config_version.load());
     }
-    std::lock_guard<std::mutex> lock(stats_mu);
+    base::MutexLock lock(stats_mu);
     last_step.loss_total = step.loss_total;
     last_step.grad_norm = step.grad_norm;
     last_step.learning_rate = lr;
@@ -241,7 +242,7 @@ void Learner::Impl::training_loop() {
 }
 
 void Learner::Impl::take_hot_config() {
-  std::lock_guard<std::mutex> lock(hot_mu);
+  base::MutexLock lock(hot_mu);
   hot_pending.store(false, std::memory_order_relaxed);
   if (!pending_hot) return;
   copy_fields(*pending_hot, train_cfg, ReloadClass::kHot);
@@ -290,7 +291,7 @@ void Learner::stop() {
   if (!m.started || m.stopped) return;
   m.stopped = true;
   {
-    std::lock_guard<std::mutex> lock(m.pause_mu);
+    base::MutexLock lock(m.pause_mu);
     m.stopping = true;
   }
   m.pause_cv.notify_all();
@@ -326,7 +327,7 @@ void Learner::record_to(const std::string& directory) {
 
 void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
   Impl& m = *impl_;
-  std::lock_guard<std::mutex> lock(m.hot_mu);
+  base::MutexLock lock(m.hot_mu);
   if (version <= m.config_version.load()) {
     throw std::invalid_argument("Learner::set_hot_config: version " + std::to_string(version) +
                                 " is not newer than " + std::to_string(m.config_version.load()));
@@ -340,7 +341,7 @@ void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
 void Learner::set_paused(bool paused) {
   Impl& m = *impl_;
   {
-    std::lock_guard<std::mutex> lock(m.pause_mu);
+    base::MutexLock lock(m.pause_mu);
     m.paused = paused;
   }
   m.pause_cv.notify_all();
@@ -354,7 +355,7 @@ LearnerStats Learner::stats() const {
   const Impl& m = *impl_;
   LearnerStats s;
   {
-    std::lock_guard<std::mutex> lock(m.stats_mu);
+    base::MutexLock lock(m.stats_mu);
     s.return_mean = m.returns.mean();
     s.length_mean = m.lengths.mean();
     s.eval_return_mean = m.eval_returns.mean();
@@ -367,7 +368,7 @@ LearnerStats Learner::stats() const {
   s.config_version = m.config_version.load();
   s.applied_config_version = m.applied_config_version.load();
   {
-    std::lock_guard<std::mutex> lock(m.pause_mu);
+    base::MutexLock lock(m.pause_mu);
     s.paused = m.paused;
   }
   s.episodes = m.episodes.load();
@@ -391,7 +392,7 @@ std::vector<std::string> Learner::take_notices() { return impl_->gateway.take_no
 
 void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
   Impl& m = *impl_;
-  std::lock_guard<std::mutex> train(m.train_mu);
+  base::MutexLock train(m.train_mu);
   Counters c;
   c.optimizer_steps = m.optimizer_steps.load();
   c.frames = m.frames.load();

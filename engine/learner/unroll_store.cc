@@ -65,6 +65,7 @@ std::shared_ptr<UnrollPool> UnrollPool::create(const UnrollShape& shape, int64_t
         " action_bytes=" + std::to_string(shape.action_bytes()));
   }
   std::shared_ptr<UnrollPool> pool(new UnrollPool(shape));
+  base::MutexLock lock(pool->mu_);  // not shared yet; the lock costs nothing here
   pool->free_.reserve(static_cast<size_t>(initial));
   for (int64_t i = 0; i < initial; ++i) pool->free_.push_back(pool->allocate());
   pool->allocated_ = initial;
@@ -92,7 +93,7 @@ std::unique_ptr<Unroll> UnrollPool::allocate() const {
 UnrollPtr UnrollPool::acquire() {
   std::unique_ptr<Unroll> unroll;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    base::MutexLock guard(mu_);
     if (!free_.empty()) {
       unroll = std::move(free_.back());
       free_.pop_back();
@@ -107,18 +108,18 @@ UnrollPtr UnrollPool::acquire() {
 void UnrollPool::release(Unroll* unroll) {
   std::unique_ptr<Unroll> owned(unroll);
   owned->slot = -1;
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   // free_ never holds more than allocated_, so after warm-up this never reallocates.
   free_.push_back(std::move(owned));
 }
 
 int64_t UnrollPool::allocated() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   return allocated_;
 }
 
 int64_t UnrollPool::available() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  base::MutexLock guard(mu_);
   return static_cast<int64_t>(free_.size());
 }
 

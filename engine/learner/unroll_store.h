@@ -34,9 +34,9 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "envs/spec.h"
 
 namespace moonseed::engine {
@@ -105,20 +105,20 @@ class UnrollPool : public std::enable_shared_from_this<UnrollPool> {
 
   const UnrollShape& shape() const { return shape_; }
   // Unrolls ever allocated by this pool (in use + free).
-  int64_t allocated() const;
+  int64_t allocated() const EXCLUDES(mu_);
   // Unrolls waiting in the free-list.
-  int64_t available() const;
+  int64_t available() const EXCLUDES(mu_);
 
  private:
   friend struct UnrollReturner;
   explicit UnrollPool(const UnrollShape& shape);
-  void release(Unroll* unroll);
+  void release(Unroll* unroll) EXCLUDES(mu_);
   std::unique_ptr<Unroll> allocate() const;
 
   const UnrollShape shape_;
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Unroll>> free_;  // guarded by mu_
-  int64_t allocated_ = 0;                      // guarded by mu_
+  mutable base::Mutex mu_;
+  std::vector<std::unique_ptr<Unroll>> free_ GUARDED_BY(mu_);
+  int64_t allocated_ GUARDED_BY(mu_) = 0;
 };
 
 // An episode that ended (kTerminated or kTruncated) in a slot whose start

@@ -10,9 +10,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
-#include <shared_mutex>
 
+#include "base/mutex.h"
 #include "base/log.h"
 #include "engine/learner/agent.h"
 #include "engine/learner/agent_registry.h"
@@ -86,7 +85,7 @@ class R2d2EvalPolicy : public EvalPolicy {
     const torch::Tensor reset = torch::full({n}, first ? 1 : 0, torch::kUInt8);
     ActingDecision d;
     {
-      std::shared_lock<std::shared_mutex> weights(core_.weights_mutex());
+      base::ReaderMutexLock weights(core_.weights_mutex());
       d = acting_.act(*core_.online(), slots_, obs.to(device_), prev_action_, prev_reward, reset);
     }
     prev_action_ = d.actions.clone();
@@ -135,7 +134,7 @@ class R2d2Agent : public Agent {
 
   torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs, int64_t version) override {
     if (exploration_changed_.exchange(false)) {
-      std::lock_guard<std::mutex> lock(exploration_mu_);
+      base::MutexLock lock(exploration_mu_);
       core_.set_exploration(exploration_[0], exploration_[1]);
     }
     if (!record_store_) return core_.act(slots, obs);
@@ -163,7 +162,7 @@ class R2d2Agent : public Agent {
     // Exploration is hot (a reload or a schedule): the inference thread takes
     // it at its next batch.
     {
-      std::lock_guard<std::mutex> lock(exploration_mu_);
+      base::MutexLock lock(exploration_mu_);
       if (exploration_[0] != config.r2d2.epsilon_base || exploration_[1] != config.r2d2.epsilon_alpha) {
         exploration_[0] = config.r2d2.epsilon_base;
         exploration_[1] = config.r2d2.epsilon_alpha;
@@ -300,8 +299,8 @@ class R2d2Agent : public Agent {
   const int64_t batch_;
   R2d2Core core_;
   std::atomic<bool> closed_{false};
-  std::mutex exploration_mu_;
-  double exploration_[2];  // GUARDED_BY(exploration_mu_): epsilon_base, epsilon_alpha the actors should use
+  base::Mutex exploration_mu_;
+  double exploration_[2] GUARDED_BY(exploration_mu_);  // epsilon_base, epsilon_alpha the actors should use
   std::atomic<bool> exploration_changed_{false};
   // Recording (set_recorder), inference thread only: the training envs' steps as unrolls.
   std::unique_ptr<UnrollStore> record_store_;

@@ -112,7 +112,7 @@ torch::Tensor R2d2Core::act(const std::vector<int64_t>& slots, const torch::Tens
   }
   ActingDecision d;
   {
-    std::shared_lock<std::shared_mutex> weights(weights_mu_);
+    base::ReaderMutexLock weights(weights_mu_);
     d = acting_.act(*online(), slots, obs.to(device_), prev_action, prev_reward, reset);
   }
   const int64_t lstm = config_.net.lstm;
@@ -126,10 +126,10 @@ torch::Tensor R2d2Core::act(const std::vector<int64_t>& slots, const torch::Tens
   std::vector<std::vector<BlockRef>> completed;
   recorder_.take_sequences(completed);
   if (!completed.empty()) {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    base::MutexLock lock(queue_mu_);
     for (auto& seq : completed) queued_.push_back(std::move(seq));
   }
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  base::MutexLock lock(stats_mu_);
   stats_.sequences_queued += static_cast<int64_t>(completed.size());
   stats_.explored_actions += d.explored;
   if (behaviour_logp) *behaviour_logp = std::move(d.behaviour_logp);
@@ -157,11 +157,12 @@ void R2d2Core::take_finished_episodes(std::vector<EpisodeResult>& out) { recorde
 
 bool R2d2Core::wait_for_room(std::chrono::milliseconds timeout) {
   {
-    std::unique_lock<std::mutex> lock(queue_mu_);
-    if (!queue_cv_.wait_for(lock, timeout, [&] { return closed_ || static_cast<int64_t>(queued_.size()) < max_queued_; }) ||
-        closed_) {
-      return false;
+    base::MutexLock lock(queue_mu_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!closed_ && static_cast<int64_t>(queued_.size()) >= max_queued_) {
+      if (queue_cv_.wait_until(lock, deadline) == std::cv_status::timeout) break;
     }
+    if (closed_ || static_cast<int64_t>(queued_.size()) >= max_queued_) return false;
   }
   return replay_->await_insert(timeout);
 }
@@ -174,11 +175,11 @@ int64_t R2d2Core::prefill(int slot, const uint8_t* obs, float reward, uint8_t fl
   recorder_.take_sequences(completed);
   int64_t queued = 0;
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    base::MutexLock lock(queue_mu_);
     for (auto& seq : completed) queued_.push_back(std::move(seq));
     queued = static_cast<int64_t>(queued_.size());
   }
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  base::MutexLock lock(stats_mu_);
   stats_.sequences_queued += static_cast<int64_t>(completed.size());
   return queued;
 }
@@ -191,7 +192,7 @@ int64_t R2d2Core::insert_prefilled() {
 void R2d2Core::insert_queued() {
   std::vector<std::vector<BlockRef>> batch;
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    base::MutexLock lock(queue_mu_);
     batch.swap(queued_);
   }
   queue_cv_.notify_all();
@@ -229,7 +230,7 @@ void R2d2Core::insert_queued() {
     }
   }
   const double total = seconds_since(start);
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  base::MutexLock lock(stats_mu_);
   stats_.sequences_inserted += inserted;
   stats_.sequences_rejected += rejected;
   stats_.network_seconds += network;
@@ -253,7 +254,7 @@ R2d2StepStats R2d2Core::learn() {
   std::vector<double> priorities;
   R2d2StepStats step = timed(network, [&] {
     R2d2StepStats s = trainer_->learn(sample, &priorities);
-    std::unique_lock<std::shared_mutex> weights(weights_mu_);
+    base::WriterMutexLock weights(weights_mu_);
     trainer_->apply();
     return s;
   });
@@ -262,7 +263,7 @@ R2d2StepStats R2d2Core::learn() {
     replay_->update_priorities(sample.keys, priorities);
     replay += seconds_since(start);
   }
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  base::MutexLock lock(stats_mu_);
   stats_.replay_seconds += replay;
   stats_.network_seconds += network;
   stats_.learning_steps = trainer_->steps();
@@ -274,7 +275,7 @@ void R2d2Core::set_hot(double gamma, double max_grad_norm) { trainer_->set_hot(g
 
 void R2d2Core::set_learning_steps(int64_t steps) {
   trainer_->set_steps(steps);
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  base::MutexLock lock(stats_mu_);
   stats_.learning_steps = steps;
 }
 
@@ -282,7 +283,7 @@ void R2d2Core::set_learning_rate(double lr) { engine::set_learning_rate(*optimiz
 
 void R2d2Core::close() {
   {
-    std::lock_guard<std::mutex> lock(queue_mu_);
+    base::MutexLock lock(queue_mu_);
     closed_ = true;
   }
   queue_cv_.notify_all();
@@ -290,7 +291,7 @@ void R2d2Core::close() {
 }
 
 R2d2CoreStats R2d2Core::stats() const {
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  base::MutexLock lock(stats_mu_);
   R2d2CoreStats s = stats_;
   s.replay_size = replay_->size();
   return s;

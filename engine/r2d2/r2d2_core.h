@@ -26,16 +26,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <vector>
 
 #include <torch/torch.h>
 
+#include "base/mutex.h"
 #include "engine/config/experiment_config.h"
 #include "engine/r2d2/r2d2_trainer.h"
 #include "engine/runtime/rate_limiter.h"
@@ -142,7 +140,7 @@ class R2d2Core {
   R2d2CoreStats stats() const;
   models::QNet& online() { return trainer_->online(); }
   SequenceReplay& replay() { return *replay_; }
-  std::shared_mutex& weights_mutex() { return weights_mu_; }
+  base::SharedMutex& weights_mutex() { return weights_mu_; }
 
  private:
   void insert_queued();
@@ -154,16 +152,16 @@ class R2d2Core {
   std::unique_ptr<R2d2Trainer> trainer_;
   RecurrentActing acting_;          // inference thread
   SequenceRecorder recorder_;       // inference thread
-  std::shared_mutex weights_mu_;    // shared: act(); exclusive: the optimizer step
+  base::SharedMutex weights_mu_;  // shared: act(); exclusive: the optimizer step (the parameters in place)
 
-  mutable std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::vector<std::vector<BlockRef>> queued_;  // GUARDED_BY(queue_mu_)
-  bool closed_ = false;                        // GUARDED_BY(queue_mu_)
+  mutable base::Mutex queue_mu_;
+  base::CondVar queue_cv_;
+  std::vector<std::vector<BlockRef>> queued_ GUARDED_BY(queue_mu_);
+  bool closed_ GUARDED_BY(queue_mu_) = false;
   int64_t max_queued_ = 0;
 
-  mutable std::mutex stats_mu_;
-  R2d2CoreStats stats_;  // GUARDED_BY(stats_mu_)
+  mutable base::Mutex stats_mu_;
+  R2d2CoreStats stats_ GUARDED_BY(stats_mu_);
 };
 
 }  // namespace moonseed::engine

@@ -6,12 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <stdexcept>
 #include <string>
 
+#include "base/mutex.h"
 #include "engine/learner/agent.h"
 #include "engine/learner/agent_registry.h"
 #include "engine/runtime/bounded_queue.h"
@@ -26,7 +25,7 @@ namespace {
 
 class VtraceEvalPolicy : public EvalPolicy {
  public:
-  VtraceEvalPolicy(models::PolicyNet model, std::shared_mutex& weights, torch::Device device, bool greedy,
+  VtraceEvalPolicy(models::PolicyNet model, base::SharedMutex& weights, torch::Device device, bool greedy,
                    bool discrete)
       : model_(std::move(model)), weights_(weights), device_(device), greedy_(greedy), discrete_(discrete) {}
 
@@ -34,7 +33,7 @@ class VtraceEvalPolicy : public EvalPolicy {
     torch::Tensor actions;
     {
       torch::NoGradGuard no_grad;
-      std::shared_lock<std::shared_mutex> lock(weights_);
+      base::ReaderMutexLock lock(weights_);
       models::PolicyOutput policy = model_->forward(obs.to(device_));
       actions = greedy_ ? models::greedy(policy) : models::sample(policy).actions;
     }
@@ -43,7 +42,7 @@ class VtraceEvalPolicy : public EvalPolicy {
 
  private:
   models::PolicyNet model_;
-  std::shared_mutex& weights_;
+  base::SharedMutex& weights_;
   torch::Device device_;
   bool greedy_;
   bool discrete_;
@@ -86,7 +85,7 @@ class VtraceAgent : public Agent {
     {
       torch::NoGradGuard no_grad;
       torch::Tensor x = obs.to(device_, /*non_blocking=*/true);
-      std::shared_lock<std::shared_mutex> weights(weights_mu_);
+      base::ReaderMutexLock weights(weights_mu_);
       sample = models::sample(model_->forward(x));
     }
     torch::Tensor actions = sample.actions.to(torch::kCPU).contiguous();
@@ -119,7 +118,7 @@ class VtraceAgent : public Agent {
     report.grad_norm = clip_grad_norm(params_, config.optimizer.max_grad_norm);
     if (!std::isfinite(report.grad_norm)) return report;  // one bad batch must not poison the weights
     {
-      std::unique_lock<std::shared_mutex> weights(weights_mu_);
+      base::WriterMutexLock weights(weights_mu_);
       optimizer_->step();
     }
     report.applied = true;
@@ -190,7 +189,7 @@ class VtraceAgent : public Agent {
       loss.total.backward();
       if (!std::isfinite(clip_grad_norm(params_, config.optimizer.max_grad_norm))) continue;
       {
-        std::unique_lock<std::shared_mutex> weights(weights_mu_);
+        base::WriterMutexLock weights(weights_mu_);
         optimizer_->step();
       }
       report.loss_last = loss.total.item<double>();
@@ -217,7 +216,9 @@ class VtraceAgent : public Agent {
   models::PolicyNet model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::vector<torch::Tensor> params_;
-  std::shared_mutex weights_mu_;  // shared: forward passes for acting; exclusive: the optimizer step
+  // Shared: forward passes for acting; exclusive: the optimizer step, which
+  // writes the parameters in place (the tensors, not a member, so no GUARDED_BY).
+  base::SharedMutex weights_mu_;
   BoundedQueue<UnrollPtr> unrolls_;  // inference -> prefetcher
   UnrollStore store_;                // inference thread only
   std::unique_ptr<Prefetcher> prefetcher_;
