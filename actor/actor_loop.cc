@@ -17,7 +17,7 @@
 #include "rpc/client.h"
 #include "rpc/messages.h"
 
-namespace moonseed::envs {
+namespace moonseed::actor {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -149,7 +149,7 @@ class Actor {
     take_config(welcome);
     if (welcome.num_envs == 0) throw std::runtime_error("learner assigned 0 envs");
     for (uint32_t i = 0; i < welcome.num_envs; ++i) {
-      envs_.push_back(make_env(welcome.env_id, welcome.env_options));
+      envs_.push_back(envs::make_env(welcome.env_id, welcome.env_options));
       if (envs_.back()->spec() != welcome.env_spec) {
         throw std::runtime_error("env spec mismatch: this actor builds " +
                                  envs_.back()->spec().describe() + " but the learner expects " +
@@ -224,7 +224,7 @@ class Actor {
       return false;
     }
     for (uint32_t i = 0; i < group.count; ++i) {
-      Env& env = *envs_[group.begin + i];
+      envs::Env& env = *envs_[group.begin + i];
       uint8_t* obs = &group.batch.observations[i * obs_bytes_];
       if (group.ended[i]) {
         env.reset(std::nullopt, obs);
@@ -233,7 +233,7 @@ class Actor {
         group.ended[i] = 0;
         continue;
       }
-      StepResult r = env.step(&actions.actions[i * action_bytes_], obs);
+      envs::StepResult r = env.step(&actions.actions[i * action_bytes_], obs);
       group.batch.rewards[i] = r.reward;
       group.batch.flags[i] = static_cast<uint8_t>((r.terminated ? envs::kTerminated : 0) |
                                                   (r.truncated ? envs::kTruncated : 0));
@@ -280,7 +280,7 @@ class Actor {
   std::string latest_payload_;
   uint32_t unroll_length_ = 0;
   std::vector<rpc::ActorNotice> notices_;  // waiting to be sent
-  std::vector<std::unique_ptr<Env>> envs_;
+  std::vector<std::unique_ptr<envs::Env>> envs_;
   std::vector<EnvGroup> groups_;
   size_t obs_bytes_ = 0;
   size_t action_bytes_ = 0;
@@ -303,4 +303,4 @@ const char* to_string(ActorExit exit) {
   return "?";
 }
 
-}  // namespace moonseed::envs
+}  // namespace moonseed::actor

@@ -27,7 +27,7 @@
 
 #include "envs/spec.h"
 
-namespace moonseed::envs {
+namespace moonseed::actor {
 
 // What the actor does with each group's step besides sending it, plugged in
 // by the binary (cli/actor_command.cc plugs reward shaping written in Lua);
@@ -38,7 +38,7 @@ class GroupHook {
   virtual ~GroupHook() = default;
   // The actor built `num_groups` groups of envs with this spec (first
   // Welcome, or a Welcome of another run): forget every group's config.
-  virtual void start(const EnvSpec& spec, uint32_t num_groups) = 0;
+  virtual void start(const envs::EnvSpec& spec, uint32_t num_groups) = 0;
   // `group` runs under config `config_version` from its next step on.
   // Returns "" or a problem for the learner's operator (the actor logs it and
   // sends it as an ActorNotice); the group then keeps what it ran before.
@@ -78,4 +78,4 @@ ActorExit run_actor(const ActorOptions& options, const std::atomic<bool>& stop);
 
 const char* to_string(ActorExit exit);
 
-}  // namespace moonseed::envs
+}  // namespace moonseed::actor

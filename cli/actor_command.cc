@@ -21,7 +21,7 @@ namespace {
 // the process), plugged into the actor loop, which knows neither Lua nor the
 // payload: decodes the learner's boundary config and hands the function the
 // wire flags as two arrays.
-class LuaRewardShaping final : public envs::GroupHook {
+class LuaRewardShaping final : public actor::GroupHook {
  public:
   void start(const envs::EnvSpec& spec, uint32_t num_groups) override {
     const auto observations = spec.observation.dtype == envs::DType::kUInt8
@@ -89,7 +89,7 @@ int actor_command(const Args& args) {
     std::fputs(kHelp, stdout);
     return 0;
   }
-  envs::ActorOptions options;
+  actor::ActorOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) throw std::invalid_argument(args[i] + " needs a value");
@@ -120,12 +120,12 @@ int actor_command(const Args& args) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  envs::ActorExit exit = envs::run_actor(options, g_stop);
+  actor::ActorExit exit = actor::run_actor(options, g_stop);
   switch (exit) {
-    case envs::ActorExit::kBye:
-    case envs::ActorExit::kStopped: return 0;
-    case envs::ActorExit::kUnreachable: return 3;
-    case envs::ActorExit::kRefused: return 4;
+    case actor::ActorExit::kBye:
+    case actor::ActorExit::kStopped: return 0;
+    case actor::ActorExit::kUnreachable: return 3;
+    case actor::ActorExit::kRefused: return 4;
   }
   return 1;
 }

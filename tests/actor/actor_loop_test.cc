@@ -21,7 +21,7 @@
 #include "envs/env.h"
 #include "rpc/server.h"
 
-namespace moonseed::envs {
+namespace moonseed::actor {
 namespace {
 
 constexpr uint32_t kUnroll = 5;
@@ -45,7 +45,7 @@ class ScriptedLearner : public rpc::ActorService {
     a.accepted = true;
     a.welcome.run_id = "test-run";
     a.welcome.env_id = "CartPole-v1";
-    a.welcome.env_spec = make_env("CartPole-v1", {})->spec();
+    a.welcome.env_spec = envs::make_env("CartPole-v1", {})->spec();
     a.welcome.num_envs = kEnvs;
     a.welcome.num_groups = kGroups;
     a.welcome.seed = 7;
@@ -115,7 +115,7 @@ using Notices = std::vector<rpc::ActorNotice>;
 // tell which config shaped a batch; payload "fail" makes on_step fail.
 class MarkingHook : public GroupHook {
  public:
-  void start(const EnvSpec& spec, uint32_t num_groups) override {
+  void start(const envs::EnvSpec& spec, uint32_t num_groups) override {
     marks_.assign(num_groups, 0);
     failing_.assign(num_groups, false);
   }
@@ -237,4 +237,4 @@ TEST_F(ActorLoop, AHooksProblemReachesTheLearnerAsAnActorNoticeAndSteppingGoesOn
 }
 
 }  // namespace
-}  // namespace moonseed::envs
+}  // namespace moonseed::actor
