@@ -47,7 +47,7 @@ StepResult EpisodicEnv::step(const void* action, void* obs) {
   Action parsed;
   if (spec_.action.kind == SpaceKind::kDiscrete) {
     std::memcpy(&parsed.index, action, sizeof(parsed.index));
-    base::require_index(parsed.index, spec_.action.n, spec_.id + " step: action");
+    base::require_index(parsed.index, spec_.action.n, spec_.id, " step: action");
   } else {
     std::memcpy(parsed.values.data(), action, static_cast<size_t>(spec_.action.byte_size()));
   }

@@ -100,7 +100,7 @@ RewardShaper::Slot& RewardShaper::slot_at(int slot, const char* what) {
 }
 
 const RewardShaper::Slot& RewardShaper::slot_at(int slot, const char* what) const {
-  base::require_index(slot, slots(), std::string("RewardShaper::") + what + ": slot");
+  base::require_index(slot, slots(), "RewardShaper::", what, ": slot");
   return slots_[static_cast<size_t>(slot)];
 }
 

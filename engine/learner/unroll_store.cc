@@ -141,7 +141,7 @@ UnrollStore::UnrollStore(int num_slots, std::shared_ptr<UnrollPool> pool)
 }
 
 UnrollStore::Slot& UnrollStore::slot_at(int slot, const char* what) {
-  base::require_index(slot, num_slots(), std::string("UnrollStore::") + what + ": slot");
+  base::require_index(slot, num_slots(), "UnrollStore::", what, ": slot");
   return slots_[static_cast<size_t>(slot)];
 }
 

@@ -37,7 +37,7 @@ RecurrentActing::RecurrentActing(std::vector<double> epsilons, int64_t lstm, tor
 }
 
 void RecurrentActing::check_slot(int64_t slot, const char* what) const {
-  base::require_index(slot, num_slots(), std::string("RecurrentActing::") + what + ": slot");
+  base::require_index(slot, num_slots(), "RecurrentActing::", what, ": slot");
 }
 
 double RecurrentActing::epsilon(int slot) const {

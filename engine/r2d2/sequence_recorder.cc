@@ -54,7 +54,7 @@ SequenceRecorder::Slot& SequenceRecorder::slot_at(int slot, const char* what) {
 }
 
 const SequenceRecorder::Slot& SequenceRecorder::slot_at(int slot, const char* what) const {
-  base::require_index(slot, num_slots(), std::string("SequenceRecorder::") + what + ": slot");
+  base::require_index(slot, num_slots(), "SequenceRecorder::", what, ": slot");
   return slots_[static_cast<size_t>(slot)];
 }
 

@@ -256,7 +256,7 @@ void SequenceReplay::check_blocks(const State& s, const std::vector<BlockRef>& b
                                 std::to_string(blocks_per_sequence_));
   }
   for (const BlockRef& ref : blocks) {
-    base::require_index(ref.slot, block_capacity_, std::string("SequenceReplay::") + what + ": block slot");
+    base::require_index(ref.slot, block_capacity_, "SequenceReplay::", what, ": block slot");
   }
 }
 
@@ -406,8 +406,7 @@ void SequenceReplay::update_priorities(const std::vector<SequenceKey>& keys,
   }
   for (size_t i = 0; i < keys.size(); ++i) {
     check_priority(priorities[i], "update_priorities", i);
-    base::require_index(keys[i].slot, config_.capacity,
-                        "SequenceReplay::update_priorities: key " + std::to_string(i) + ": slot");
+    base::require_index(keys[i].slot, config_.capacity, "SequenceReplay::update_priorities: key ", i, ": slot");
   }
   base::MutexLock guard(mu_);
   State& s = state_;

@@ -26,7 +26,7 @@ SumTree::SumTree(int64_t capacity) : capacity_(capacity), leaves_(1) {
 }
 
 void SumTree::check_index(int64_t index, const char* what) const {
-  base::require_index<std::out_of_range>(index, capacity_, std::string("SumTree::") + what + ": index");
+  base::require_index<std::out_of_range>(index, capacity_, "SumTree::", what, ": index");
 }
 
 void SumTree::set(int64_t index, double priority) {

@@ -20,6 +20,13 @@ TEST(RequireIndex, NamesTheIndexAndTheRangeWhenOutside) {
   EXPECT_EQ(error_text([] { require_index(0, 0, "row"); }), "row 0 outside [0, 0)");
 }
 
+TEST(RequireIndex, JoinsASubjectGivenInPartsIncludingNumbers) {
+  const char* what = "shape";
+  EXPECT_EQ(error_text([&] { require_index(5, 3, "RewardShaper::", what, ": slot"); }),
+            "RewardShaper::shape: slot 5 outside [0, 3)");
+  EXPECT_EQ(error_text([] { require_index(7, 2, "key ", size_t{4}, ": slot"); }), "key 4: slot 7 outside [0, 2)");
+}
+
 TEST(RequireIndex, ThrowsTheRequestedErrorType) {
   EXPECT_THROW(require_index(3, 2, "i"), std::invalid_argument);
   EXPECT_THROW(require_index<std::out_of_range>(3, 2, "i"), std::out_of_range);
