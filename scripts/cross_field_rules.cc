@@ -6,6 +6,7 @@
 
 #include "base/text.h"
 #include "engine/config/config_problems.h"
+#include "engine/learner/algorithms.h"
 #include "envs/env.h"
 #include "scripts/lua_layers.h"
 
@@ -51,7 +52,7 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
            "model.layers is set but model.kind is " + base::lua_quote(model.kind) +
                ", which ignores it: set model.kind = \"layers\" (ms.layers {...} does)");
   } else {
-    const std::string problem = model_problem(config, env->spec());
+    const std::string problem = engine::model_problem(config, env->spec());
     if (!problem.empty()) {
       report({"model.layers", "model.kind", "model.hidden"}, problem + " (for " + config.env.id + ")");
     }

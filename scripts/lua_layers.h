@@ -42,12 +42,6 @@ struct LayerListRead {
 // Reads the list at `index` for the field `path`. Leaves the stack as it was.
 LayerListRead read_layer_list(lua_State* L, int index, const std::string& path);
 
-// Builds the network `config` declares for an env with `spec` (the
-// actor-critic of V-trace), on the CPU, and returns "" or why it cannot be
-// built: a layer that does not fit the observation's shape, an lstm V-trace
-// cannot train. (Defined in lua_model_api.cc, with LibTorch.)
-std::string model_problem(const engine::ExperimentConfig& config, const envs::EnvSpec& spec);
-
 // Pushes the list as read_layer_list accepts it.
 void push_layer_list(lua_State* L, const models::LayerList& layers);
 

@@ -2,9 +2,6 @@
 // models/torso.h brings in LibTorch's headers, which only this binding needs.
 #include <string>
 
-#include "engine/r2d2/r2d2_core.h"
-#include "models/policy_net.h"
-#include "models/q_net.h"
 #include "models/torso.h"
 #include "scripts/lua_layers.h"
 #include "scripts/lua_api.h"
@@ -34,19 +31,6 @@ void push_nn_api(lua_State* L) {
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, cpp_function<preset>);
   lua_setfield(L, -2, "preset");
-}
-
-std::string model_problem(const engine::ExperimentConfig& config, const envs::EnvSpec& spec) {
-  try {
-    if (config.algo == "r2d2") {
-      models::QNet net(engine::r2d2_net_spec(config), spec);
-    } else {
-      models::PolicyNet net(config.model, spec);
-    }
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::optional<DslOrigin> dsl_origin(lua_State* L, int index) {

@@ -312,7 +312,16 @@ std::unique_ptr<Agent> make(const ExperimentConfig& config, const envs::EnvSpec&
   return std::make_unique<R2d2Agent>(config, spec, device);
 }
 
-const AgentRegistration kRegistration("r2d2", &make);
+std::string check_model(const ExperimentConfig& config, const envs::EnvSpec& spec) {
+  try {
+    models::QNet net(r2d2_net_spec(config), spec);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const AgentRegistration kRegistration("r2d2", &make, &check_model);
 
 }  // namespace
 }  // namespace moonseed::engine

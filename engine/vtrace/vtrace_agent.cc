@@ -230,7 +230,16 @@ std::unique_ptr<Agent> make(const ExperimentConfig& config, const envs::EnvSpec&
   return std::make_unique<VtraceAgent>(config, spec, device);
 }
 
-const AgentRegistration kRegistration("vtrace", &make);
+std::string check_model(const ExperimentConfig& config, const envs::EnvSpec& spec) {
+  try {
+    models::PolicyNet net(config.model, spec);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const AgentRegistration kRegistration("vtrace", &make, &check_model);
 
 }  // namespace
 }  // namespace moonseed::engine
