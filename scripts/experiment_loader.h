@@ -1,5 +1,5 @@
 // Loads an experiment script into an engine::ExperimentConfig, validating every
-// field against the schema (engine::config_schema.h) before anything starts.
+// field against the schema (engine/config/schema.h) before anything starts.
 //
 // The script is a Lua file that returns a table, plain or built with
 // `local ms = require "moonseed"; return ms.experiment { ... }`. It runs in a

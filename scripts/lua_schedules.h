@@ -1,7 +1,7 @@
-// Schedules of config fields on the script side (engine/config/schedule.h holds the
-// plain data the learner evaluates): which fields may follow a schedule,
-// reading one from a script, checking its values against the field's range,
-// and writing it back as Lua for config.lua.
+// Schedules of config fields on the script side: reading one from a script
+// and checking its values against the field's range. engine/config/schedule.h
+// holds the plain data the learner evaluates, engine/config/schedule_text.h
+// which fields may follow one and its Lua text for config.lua.
 //
 // In a script a schedule is either
 //   - a schedule table {schedule = KIND, axis = "frames" | "progress",

@@ -288,7 +288,7 @@ std::vector<FieldSchema> build_schema() {
 // the binding here is updated.
 [[maybe_unused]] void schema_lists_every_member(ExperimentConfig& c) {
   // `schedules` is not a field: it belongs to the fields it schedules.
-  // `reward_shaping` is kRewardShapingPath, handled by hand (config_schema.h).
+  // `reward_shaping` is kRewardShapingPath, handled by hand (schema.h).
   [[maybe_unused]] auto& [name, algo, seed, runs_dir, env, model, vtrace, r2d2, optimizer, topology, inference,
                           learner, stop, log, checkpoint, record, warm_start, schedules, reward_shaping] = c;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
