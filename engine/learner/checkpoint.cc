@@ -130,31 +130,31 @@ void write_archive_atomically(torch::serialize::OutputArchive& archive, const st
                               const std::string& what) {
   const std::string partial = path + ".partial";
   FileDescriptor fd(::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) throw CheckpointError("cannot create " + partial + ": " + errno_text());
-  // The writer callback runs inside the zip library (C code): it reports a failed
-  // write by a short count, never by throwing through it.
+  if (fd.get() < 0) throw CheckpointError("cannot create " + what + " " + partial + ": " + errno_text());
+  // The callback never reports a failed write to LibTorch's zip writer: a
+  // short count makes it throw mid-archive, and its destructor then finishes
+  // the archive through the same failing callback and throws again, out of a
+  // destructor: std::terminate. So the first error is kept, the rest of the
+  // archive is consumed unwritten, and the error is reported once it returns.
   int write_errno = 0;
   try {
     archive.save_to([&](const void* data, size_t size) -> size_t {
-      if (write_errno != 0) return 0;
-      write_errno = write_fully(fd.get(), data, size);
-      return write_errno == 0 ? size : 0;
+      if (write_errno == 0) write_errno = write_fully(fd.get(), data, size);
+      return size;
     });
-    if (::fsync(fd.get()) != 0) {
-      throw CheckpointError("cannot fsync " + partial + ": " + errno_text());
-    }
-    if (!fd.close()) throw CheckpointError("cannot close " + partial + ": " + errno_text());
-    if (::rename(partial.c_str(), path.c_str()) != 0) {
-      throw CheckpointError("cannot rename " + partial + " to " + path + ": " + errno_text());
-    }
   } catch (const c10::Error& e) {
     ::unlink(partial.c_str());
     throw CheckpointError("cannot write " + what + " " + partial + ": " +
                           (write_errno != 0 ? std::strerror(write_errno) : short_reason(e)));
-  } catch (...) {
-    ::unlink(partial.c_str());
-    throw;
   }
+  const auto fail = [&](const std::string& doing, int error) {
+    ::unlink(partial.c_str());
+    return CheckpointError("cannot " + doing + ": " + std::strerror(error));
+  };
+  if (write_errno != 0) throw fail("write " + what + " " + partial, write_errno);
+  if (::fsync(fd.get()) != 0) throw fail("fsync " + what + " " + partial, errno);
+  if (!fd.close()) throw fail("close " + what + " " + partial, errno);
+  if (::rename(partial.c_str(), path.c_str()) != 0) throw fail("rename " + partial + " to " + path, errno);
   // The rename is durable only once the directory entry is on disk.
   fsync_directory_of(path);
 }

@@ -34,9 +34,11 @@ class CheckpointError : public std::runtime_error {
 
 // Writes `archive` to PATH crash-safely: PATH.partial, fsync, rename over PATH,
 // fsync of the directory, so PATH is always the old complete file or the new
-// one. On failure PATH.partial is removed and CheckpointError names the file
-// and the reason ("No space left on device"). `what` names the file's kind in
-// the message ("checkpoint", "replay checkpoint").
+// one. On failure (a full disk included) PATH.partial is removed and
+// CheckpointError names the file and the reason ("No space left on device");
+// no exception escapes LibTorch's zip writer, whose destructor would abort the
+// process. `what` names the file's kind in the message ("checkpoint",
+// "replay checkpoint").
 void write_archive_atomically(torch::serialize::OutputArchive& archive, const std::string& path,
                               const std::string& what);
 

@@ -1,0 +1,79 @@
+// A checkpoint written onto a disk that fills: a real file size limit
+// (RLIMIT_FSIZE), in a child process.
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "engine/learner/checkpoint.h"
+#include "engine/learner/optimizer.h"
+#include "models/policy_net.h"
+
+namespace moonseed::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "moonseed-ckpt-full-disk-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) dir_ = pattern;
+  }
+  ~TempDir() { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+ private:
+  fs::path dir_;
+};
+
+envs::EnvSpec spec() {
+  envs::EnvSpec s;
+  s.id = "Test-v0";
+  s.observation.kind = envs::SpaceKind::kBox;
+  s.observation.shape = {4};
+  s.action.kind = envs::SpaceKind::kDiscrete;
+  s.action.n = 3;
+  return s;
+}
+
+models::PolicyNet small_net() {
+  models::ModelSpec c;
+  c.hidden = {8};
+  return models::PolicyNet(c, spec());
+}
+
+// Saves under a file size limit the checkpoint does not fit in; 0 when that is
+// a CheckpointError (printed) and no file of it is left.
+int save_past_a_file_size_limit(const TempDir& tmp) {
+  models::PolicyNet net = small_net();
+  auto opt = make_optimizer(OptimizerConfig{}, net->parameters());
+  ::signal(SIGXFSZ, SIG_IGN);  // past the limit, a write is short or fails with EFBIG, as on a full disk
+  const rlimit limit{2000, RLIM_INFINITY};
+  if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return 2;
+  try {
+    save_checkpoint(tmp.path("ckpt-1.pt"), *net, *opt, Counters{});
+  } catch (const CheckpointError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return fs::exists(tmp.path("ckpt-1.pt")) || fs::exists(tmp.path("ckpt-1.pt.partial")) ? 1 : 0;
+  }
+  return 3;
+}
+
+// LibTorch's zip writer threw from its destructor after a failed write:
+// std::terminate, SIGABRT. In a child process: the limit would hit the test's
+// own files too.
+TEST(CheckpointOnAFullDiskDeathTest, AFailedWriteIsACheckpointErrorAndLeavesNoFile) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  TempDir tmp;
+  EXPECT_EXIT(std::exit(save_past_a_file_size_limit(tmp)), ::testing::ExitedWithCode(0),
+              "cannot write checkpoint .*ckpt-1.pt.partial: File too large");
+}
+
+}  // namespace
+}  // namespace moonseed::engine
