@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <iostream>
 
-#include "base/log.h"
 #include "base/text.h"
 #include "engine/config/diff.h"
 #include "scripts/experiment_loader.h"
@@ -41,9 +40,7 @@ HotReload::HotReload(std::string script, std::vector<std::string> overrides,
       watcher_(std::move(sources)) {}
 
 void HotReload::record(engine::MetricsRow& row) {
-  if (!metrics_.append(row)) {
-    base::log_warning("cannot write " + dir_.metrics_path() + " (disk full?)");
-  }
+  metrics_.append(row);  // a row it cannot write, MetricsLog reports (once per outage)
 }
 
 bool HotReload::poll(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress) {

@@ -357,11 +357,8 @@ void Run::log_tick(double now) {
     event.add("time_s", elapsed).add("event", "record_off").add("error", s.record->error);
     metrics_->append(event);
   }
-  const bool written = metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
-  if (!written && metrics_ok_) {
-    base::log_warning("cannot write " + dir_->metrics_path() + " (disk full?); training goes on");
-  }
-  metrics_ok_ = written;
+  // A row that cannot be written is dropped; MetricsLog says so once per outage.
+  metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
   progress_->update(elapsed, s, fps, cfg_.topology.actors);
 
   stop_reason_ = cli::stop_reason(live.stop, s, elapsed);

@@ -112,7 +112,6 @@ class Run {
   double last_tick_ = 0;     // time and frames of the last row, for its frame rate
   int64_t last_frames_ = 0;
   uint64_t seen_version_ = 0;  // the config version the loop's own fields follow
-  bool metrics_ok_ = true;     // the last row was written (a failure is logged once)
   bool record_error_logged_ = false;
   std::string stop_reason_;    // set to stop; RunControl sets it on `stop`
 };

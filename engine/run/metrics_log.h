@@ -1,10 +1,18 @@
-// metrics.jsonl: one JSON object per log tick, appended and flushed per line so
-// a killed learner loses at most the line being written.
+// metrics.jsonl: one JSON object per log tick, appended whole or not at all,
+// so the file is always a sequence of complete lines.
+//
+// Failures: the constructor throws when the file cannot be opened. append()
+// never throws: a row that cannot be written whole (a full disk, a file size
+// limit) is cut back off the file with ftruncate and dropped, and append()
+// returns false. The first failure of an outage is logged once (base/log.h)
+// with its reason, and the first row written after it once more with the
+// number of rows dropped; the run goes on meanwhile. A last line left torn
+// by an older build is cut off when the file is opened, and logged.
 //
 // Not thread-safe; the control thread owns it.
 #pragma once
 
-#include <cstdio>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,11 +42,21 @@ class MetricsLog {
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
 
-  // Returns false (and keeps going) when the write fails, e.g. on a full disk.
+  // Appends the row with one write() (and one more only to learn why a short
+  // one was short). Returns false when it cannot be written whole: the row is
+  // dropped and the file keeps whole rows only.
   bool append(const MetricsRow& row);
 
+  // Rows dropped since the file was opened.
+  int64_t dropped_rows() const { return dropped_total_; }
+
  private:
-  std::FILE* file_;
+  void cut_torn_last_line();
+
+  const std::string path_;
+  int fd_ = -1;
+  int64_t dropped_ = 0;        // rows dropped in the current outage
+  int64_t dropped_total_ = 0;  // rows dropped since opening
 };
 
 }  // namespace moonseed::engine
