@@ -168,6 +168,8 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
   archive.write("frames", c10::IValue(counters.frames));
   archive.write("episodes", c10::IValue(counters.episodes));
   archive.write("elapsed_s", c10::IValue(counters.elapsed_s));
+  archive.write("trained_frames", c10::IValue(counters.trained_frames));
+  archive.write("eval_episodes", c10::IValue(counters.eval_episodes));
   torch::serialize::OutputArchive model_archive(archive.compilation_unit());
   model.save(model_archive);
   archive.write("model", model_archive);
@@ -220,6 +222,9 @@ Counters load_checkpoint(const std::string& path, torch::nn::Module& model,
     counters.episodes = value.toInt();
     archive.read("elapsed_s", value);
     counters.elapsed_s = value.toDouble();
+    // Added later in format 1: older checkpoints lack them and start these counters at 0.
+    if (archive.try_read("trained_frames", value)) counters.trained_frames = value.toInt();
+    if (archive.try_read("eval_episodes", value)) counters.eval_episodes = value.toInt();
 
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);

@@ -275,6 +275,8 @@ Counters Learner::restore(const std::string& checkpoint_path) {
   impl_->optimizer_steps = c.optimizer_steps;
   impl_->frames = c.frames;
   impl_->episodes = c.episodes;
+  impl_->trained_frames = c.trained_frames;
+  impl_->eval_episodes = c.eval_episodes;
   return c;
 }
 
@@ -397,6 +399,8 @@ void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
   c.optimizer_steps = m.optimizer_steps.load();
   c.frames = m.frames.load();
   c.episodes = m.episodes.load();
+  c.trained_frames = m.trained_frames.load();
+  c.eval_episodes = m.eval_episodes.load();
   c.elapsed_s = elapsed_s;
   m.agent->save(path, c);
 }

@@ -13,12 +13,15 @@
 
 namespace moonseed::engine {
 
-// The counters a checkpoint keeps.
+// The counters a checkpoint keeps, so that a resumed run's rows go on from
+// where the checkpoint's left off.
 struct Counters {
   int64_t optimizer_steps = 0;  // also the policy version
-  int64_t frames = 0;           // valid env steps trained on
+  int64_t frames = 0;           // env steps received (LearnerStats::frames)
   int64_t episodes = 0;
   double elapsed_s = 0;         // training wall time, summed over resumes
+  int64_t trained_frames = 0;   // valid env steps consumed by training
+  int64_t eval_episodes = 0;    // evaluation envs' episodes
 };
 
 // A number an algorithm reports under its own name ("loss_policy", "mean_q"):

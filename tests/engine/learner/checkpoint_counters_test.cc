@@ -1,0 +1,93 @@
+// The counters a checkpoint keeps for a resume, from old files too.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "engine/learner/checkpoint.h"
+#include "engine/learner/optimizer.h"
+#include "models/policy_net.h"
+
+namespace moonseed::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "moonseed-ckpt-counters-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) dir_ = pattern;
+  }
+  ~TempDir() { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+ private:
+  fs::path dir_;
+};
+
+envs::EnvSpec spec() {
+  envs::EnvSpec s;
+  s.id = "Test-v0";
+  s.observation.kind = envs::SpaceKind::kBox;
+  s.observation.shape = {4};
+  s.action.kind = envs::SpaceKind::kDiscrete;
+  s.action.n = 3;
+  return s;
+}
+
+models::PolicyNet small_net() {
+  models::ModelSpec c;
+  c.hidden = {8};
+  return models::PolicyNet(c, spec());
+}
+
+TEST(CheckpointCounters, TrainedFramesAndEvalEpisodesSurviveARoundTrip) {
+  TempDir tmp;
+  models::PolicyNet net = small_net();
+  auto opt = make_optimizer(OptimizerConfig{}, net->parameters());
+  Counters counters;
+  counters.optimizer_steps = 7;
+  counters.trained_frames = 4096;
+  counters.eval_episodes = 33;
+  save_checkpoint(tmp.path("ckpt-7.pt"), *net, *opt, counters);
+  const Counters got = load_checkpoint(tmp.path("ckpt-7.pt"), *net, *opt);
+  EXPECT_EQ(got.optimizer_steps, 7);
+  EXPECT_EQ(got.trained_frames, 4096);
+  EXPECT_EQ(got.eval_episodes, 33);
+}
+
+// The keys and layout of a checkpoint from before trained_frames and
+// eval_episodes were kept: it still loads, with those counters at 0.
+TEST(CheckpointCounters, ACheckpointFromBeforeTheyWereKeptLoadsThemAsZero) {
+  TempDir tmp;
+  models::PolicyNet net = small_net();
+  auto opt = make_optimizer(OptimizerConfig{}, net->parameters());
+  torch::serialize::OutputArchive archive;
+  archive.write("moonseed_checkpoint_format", c10::IValue(int64_t{1}));
+  archive.write("optimizer_kind", c10::IValue(optimizer_kind(*opt)));
+  archive.write("optimizer_steps", c10::IValue(int64_t{12}));
+  archive.write("frames", c10::IValue(int64_t{3000}));
+  archive.write("episodes", c10::IValue(int64_t{40}));
+  archive.write("elapsed_s", c10::IValue(2.5));
+  torch::serialize::OutputArchive model_archive(archive.compilation_unit());
+  net->save(model_archive);
+  archive.write("model", model_archive);
+  torch::serialize::OutputArchive optimizer_archive(archive.compilation_unit());
+  opt->save(optimizer_archive);
+  archive.write("optimizer", optimizer_archive);
+  write_archive_atomically(archive, tmp.path("ckpt-12.pt"), "checkpoint");
+
+  const Counters got = load_checkpoint(tmp.path("ckpt-12.pt"), *net, *opt);
+  EXPECT_EQ(got.optimizer_steps, 12);
+  EXPECT_EQ(got.frames, 3000);
+  EXPECT_EQ(got.episodes, 40);
+  EXPECT_EQ(got.elapsed_s, 2.5);
+  EXPECT_EQ(got.trained_frames, 0);
+  EXPECT_EQ(got.eval_episodes, 0);
+}
+
+}  // namespace
+}  // namespace moonseed::engine
