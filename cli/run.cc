@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <stdexcept>
 
@@ -365,12 +366,18 @@ void Run::log_tick(double now) {
   if (stop_reason_.empty() && now >= next_checkpoint_) {
     next_checkpoint_ = now + std::max(1.0, live.checkpoint.interval_s);
     try {
-      checkpoint_and_prune(*dir_, s.optimizer_steps, cfg_.checkpoint.keep,
-                           [&](const std::string& path) { learner_->save_checkpoint(path, elapsed); });
+      checkpoint(elapsed);
     } catch (const std::exception& e) {
       base::log_warning(std::string("checkpoint failed: ") + e.what() + "; training goes on");
     }
   }
+}
+
+std::string Run::checkpoint(double elapsed) {
+  return checkpoint_and_prune(*dir_, cfg_.checkpoint.keep,
+                              [&](const std::function<std::string(int64_t)>& path_of_step) {
+                                return learner_->save_checkpoint(path_of_step, elapsed);
+                              });
 }
 
 int Run::finish() {
@@ -385,8 +392,7 @@ int Run::finish() {
   const engine::LearnerStats final_stats = learner_->stats();
   int code = 0;
   try {
-    checkpoint_and_prune(*dir_, final_stats.optimizer_steps, cfg_.checkpoint.keep,
-                         [&](const std::string& path) { learner_->save_checkpoint(path, elapsed); });
+    checkpoint(elapsed);
   } catch (const std::exception& e) {
     std::cerr << "moonseed: final checkpoint failed: " << e.what() << "\n";
     code = 1;

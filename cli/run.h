@@ -81,6 +81,8 @@ class Run {
  private:
   void open_run_directory();
   engine::Counters start_learner();  // returns the counters it starts from
+  // Saves a checkpoint named after the step it holds and prunes; throws what saving throws.
+  std::string checkpoint(double elapsed);
   void start_serving();
   void open_control();
   void log_tick(double now);

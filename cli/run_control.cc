@@ -115,9 +115,11 @@ std::string RunControl::get(const std::string& path) {
 
 std::string RunControl::checkpoint() {
   const double elapsed = c_.elapsed_s();
-  const std::string path =
-      checkpoint_and_prune(c_.dir, c_.learner.stats().optimizer_steps, c_.cfg.checkpoint.keep,
-                           [&](const std::string& p) { c_.learner.save_checkpoint(p, elapsed); });
+  // Named after the step the learner saves, read with training held.
+  const std::string path = checkpoint_and_prune(c_.dir, c_.cfg.checkpoint.keep,
+                                                [&](const std::function<std::string(int64_t)>& path_of_step) {
+                                                  return c_.learner.save_checkpoint(path_of_step, elapsed);
+                                                });
   return base::json_quote(path);
 }
 

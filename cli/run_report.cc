@@ -47,4 +47,10 @@ std::string checkpoint_and_prune(const engine::RunDirectory& dir, int64_t step, 
   return path;
 }
 
+std::string checkpoint_and_prune(const engine::RunDirectory& dir, int keep, const SaveNumberedCheckpoint& save) {
+  const std::string path = save([&](int64_t step) { return dir.checkpoint_path(step); });
+  dir.prune_checkpoints(keep);
+  return path;
+}
+
 }  // namespace moonseed::cli

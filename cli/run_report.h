@@ -41,4 +41,13 @@ using SaveCheckpoint = std::function<void(const std::string& path)>;
 // fails); each caller decides how to report it.
 std::string checkpoint_and_prune(const engine::RunDirectory& dir, int64_t step, int keep, const SaveCheckpoint& save);
 
+// Writes one checkpoint whose step the saver reads itself, with training held
+// (Learner::save_checkpoint): it asks `path_of_step` for the path of that step,
+// saves there and returns the path. So the name and the content agree.
+using SaveNumberedCheckpoint =
+    std::function<std::string(const std::function<std::string(int64_t step)>& path_of_step)>;
+
+// checkpoint_and_prune for a saver that decides the step.
+std::string checkpoint_and_prune(const engine::RunDirectory& dir, int keep, const SaveNumberedCheckpoint& save);
+
 }  // namespace moonseed::cli

@@ -393,7 +393,13 @@ LearnerStats Learner::stats() const {
 std::vector<std::string> Learner::take_notices() { return impl_->gateway.take_notices(); }
 
 void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
+  save_checkpoint([&](int64_t) { return path; }, elapsed_s);
+}
+
+std::string Learner::save_checkpoint(const std::function<std::string(int64_t step)>& path_of_step, double elapsed_s) {
   Impl& m = *impl_;
+  // Held through the save: no step can change the weights or the step count
+  // between reading the counters and writing the files.
   base::MutexLock train(m.train_mu);
   Counters c;
   c.optimizer_steps = m.optimizer_steps.load();
@@ -402,7 +408,9 @@ void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
   c.trained_frames = m.trained_frames.load();
   c.eval_episodes = m.eval_episodes.load();
   c.elapsed_s = elapsed_s;
+  const std::string path = path_of_step(c.optimizer_steps);
   m.agent->save(path, c);
+  return path;
 }
 
 }  // namespace moonseed::engine

@@ -112,8 +112,13 @@ class Learner {
   // are kept between calls. Thread-safe.
   std::vector<std::string> take_notices();
   // Writes a checkpoint between two training steps (waits for the current one).
-  // `elapsed_s` is stored in the counters.
+  // `elapsed_s` is stored in the counters. Throws CheckpointError (a full
+  // disk...): no file of the failed checkpoint is left, training goes on.
   void save_checkpoint(const std::string& path, double elapsed_s);
+  // The same, to the path `path_of_step` gives for the optimizer step the
+  // checkpoint holds: it is read with training held, so the name and the
+  // content agree. Returns that path.
+  std::string save_checkpoint(const std::function<std::string(int64_t step)>& path_of_step, double elapsed_s);
 
  private:
   struct Impl;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -161,6 +162,21 @@ TEST_F(CheckpointAndPrune, AFailedSaveThrowsAndPrunesNothing) {
   EXPECT_THROW(checkpoint_and_prune(dir_, 20, 1, [](const std::string&) { throw std::runtime_error("disk full"); }),
                std::runtime_error);
   EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-10.pt"}));
+}
+
+// The saver reads the step itself (with training held), so the name follows it.
+TEST_F(CheckpointAndPrune, ASaverThatReadsTheStepNamesTheCheckpointAfterIt) {
+  const auto save_at = [](int64_t step) {
+    return [step](const std::function<std::string(int64_t)>& path_of_step) {
+      const std::string path = path_of_step(step);
+      write(path);
+      return path;
+    };
+  };
+  EXPECT_EQ(checkpoint_and_prune(dir_, 2, save_at(17)), dir_.checkpoint_path(17));
+  checkpoint_and_prune(dir_, 2, save_at(18));
+  checkpoint_and_prune(dir_, 2, save_at(25));
+  EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-18.pt", "ckpt-25.pt"}));
 }
 
 }  // namespace
