@@ -36,9 +36,11 @@ void add_counters(engine::MetricsRow& row, const engine::LearnerStats& s, bool e
 using SaveCheckpoint = std::function<void(const std::string& path)>;
 
 // Saves the checkpoint of optimizer step `step` into the run directory
-// through `save`, then deletes all but the newest `keep`. Returns its path.
+// through `save`, then deletes all but the newest `keep` and what interrupted
+// saves left (RunDirectory::prune_checkpoints). Returns its path.
 // Throws what `save` or the pruning throws (nothing is pruned when saving
-// fails); each caller decides how to report it.
+// fails, so a failed checkpoint never costs a good one); each caller decides
+// how to report it.
 std::string checkpoint_and_prune(const engine::RunDirectory& dir, int64_t step, int keep, const SaveCheckpoint& save);
 
 // Writes one checkpoint whose step the saver reads itself, with training held

@@ -102,9 +102,15 @@ class Agent {
                                      const std::function<void(const WarmStartReport&)>& progress) = 0;
 
   // ---- checkpoints (no training step in flight)
+  // Writes the checkpoint PATH and its companions (checkpoint_companions()),
+  // PATH last, so that PATH exists only once everything it needs is on disk.
+  // Throws CheckpointError; a failed save removes what it wrote (but a file
+  // that replaced one of an earlier checkpoint of the same step).
   virtual void save(const std::string& path, const Counters& counters) = 0;
   // Only before the threads start. Throws CheckpointError, leaving the agent as it was.
   virtual Counters restore(const std::string& path) = 0;
+  // What a complete checkpoint has beside PATH, as suffixes of PATH (R2D2: ".replay").
+  virtual std::vector<std::string> checkpoint_companions() const { return {}; }
 };
 
 // Which env slots (actor * envs_per_actor + env) only evaluate: the last

@@ -280,6 +280,8 @@ Counters Learner::restore(const std::string& checkpoint_path) {
   return c;
 }
 
+std::vector<std::string> Learner::checkpoint_companions() const { return impl_->agent->checkpoint_companions(); }
+
 void Learner::start() {
   Impl& m = *impl_;
   if (m.started) return;

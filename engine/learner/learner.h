@@ -72,8 +72,12 @@ class Learner {
   // env (naming the log and the column).
   WarmStartReport warm_start(const std::function<void(const WarmStartReport&)>& progress = {});
 
-  // Loads model, optimizer and counters. Only before start().
+  // Loads model, optimizer and counters (and what the algorithm keeps beside
+  // them, such as R2D2's replay). Only before start(). Throws CheckpointError.
   Counters restore(const std::string& checkpoint_path);
+  // What a complete checkpoint has beside its file, as suffixes of its path
+  // (R2D2: ".replay"): RunDirectory::newest_checkpoint takes them.
+  std::vector<std::string> checkpoint_companions() const;
   void start();
   // Closes the queues, joins every thread. Idempotent. Actors still connected
   // get no more replies; the rpc server says Bye to them.

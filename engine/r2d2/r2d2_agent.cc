@@ -3,7 +3,7 @@
 // the prioritized replay and learns from it. This file maps the experiment's
 // config onto the core, adds the waits the learner's threads loop on, and
 // writes the checkpoint: online and target nets with the optimizer in the
-// model file, the replay beside it (PATH.replay).
+// model file, the replay beside it (PATH.replay), written before the model file.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -264,9 +264,20 @@ class R2d2Agent : public Agent {
   }
 
   void save(const std::string& path, const Counters& counters) override {
-    NetPair nets(core_.online(), core_.target());
-    save_checkpoint(path, nets, core_.optimizer(), counters);
-    core_.replay().save(replay_path(path));
+    // The replay first: the model file is the checkpoint's last file, so
+    // --resume never finds it without its replay (RunDirectory::newest_checkpoint).
+    const std::string replay_file = replay_path(path);
+    core_.replay().save(replay_file);
+    try {
+      NetPair nets(core_.online(), core_.target());
+      save_checkpoint(path, nets, core_.optimizer(), counters);
+    } catch (const CheckpointError&) {
+      // A replay without its model is of no use and takes the room a retry needs.
+      // Beside a model file saved earlier at the same step, it stays: both hold that step.
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec)) std::filesystem::remove(replay_file, ec);
+      throw;
+    }
   }
 
   Counters restore(const std::string& path) override {
@@ -287,8 +298,11 @@ class R2d2Agent : public Agent {
     return c;
   }
 
+  std::vector<std::string> checkpoint_companions() const override { return {kReplaySuffix}; }
+
  private:
-  static std::string replay_path(const std::string& checkpoint) { return checkpoint + ".replay"; }
+  static constexpr const char* kReplaySuffix = ".replay";
+  static std::string replay_path(const std::string& checkpoint) { return checkpoint + kReplaySuffix; }
 
   const torch::Device device_;
   const envs::EnvSpec spec_;

@@ -42,6 +42,18 @@ int64_t checkpoint_step(const std::string& filename) {
   return std::stoll(digits);
 }
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "ckpt-123.pt.replay" -> "ckpt-123.pt"; "" for a name that is no checkpoint's companion.
+std::string companion_of(const std::string& filename) {
+  const size_t dot = filename.find(".pt.");
+  if (dot == std::string::npos) return "";
+  std::string checkpoint = filename.substr(0, dot + 3);
+  return checkpoint_step(checkpoint) >= 0 ? checkpoint : "";
+}
+
 }  // namespace
 
 RunDirectory RunDirectory::create(const std::string& runs_dir, const std::string& name) {
@@ -97,18 +109,46 @@ std::vector<std::string> RunDirectory::checkpoints() const {
   return paths;
 }
 
-std::string RunDirectory::newest_checkpoint() const {
-  auto all = checkpoints();
-  return all.empty() ? std::string() : all.back();
+std::string RunDirectory::newest_checkpoint(const std::vector<std::string>& companions) const {
+  const std::vector<std::string> all = checkpoints();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    std::error_code ec;
+    const bool complete = std::all_of(companions.begin(), companions.end(), [&](const std::string& suffix) {
+      return fs::is_regular_file(*it + suffix, ec);
+    });
+    if (complete) return *it;
+  }
+  return "";
 }
 
 void RunDirectory::prune_checkpoints(int keep) const {
-  auto all = checkpoints();
+  const std::vector<std::string> all = checkpoints();
   for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 1)) < all.size(); ++i) {
+    // The .pt first: a kill in between leaves companions without a checkpoint
+    // (removed below, or at the next start), never a checkpoint without them.
     std::error_code ec;
     fs::remove(all[i], ec);
-    fs::remove(all[i] + ".replay", ec);  // R2D2's replay beside its checkpoint
   }
+  remove_unfinished_checkpoint_files();
+}
+
+std::vector<std::string> RunDirectory::remove_unfinished_checkpoint_files() const {
+  std::vector<std::string> doomed;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, 5, "ckpt-") != 0) continue;  // not ours
+    const std::string checkpoint = companion_of(name);
+    const bool partial = ends_with(name, ".partial");
+    const bool orphan = !checkpoint.empty() && !fs::exists(checkpoints_dir() + "/" + checkpoint, ec);
+    if (partial || orphan) doomed.push_back(name);
+  }
+  std::vector<std::string> removed;
+  for (const std::string& name : doomed) {
+    if (fs::remove(checkpoints_dir() + "/" + name, ec)) removed.push_back(name);
+  }
+  std::sort(removed.begin(), removed.end());
+  return removed;
 }
 
 void RunDirectory::write_file_atomic(const std::string& name, const std::string& content) const {

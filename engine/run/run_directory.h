@@ -2,7 +2,17 @@
 //
 // Layout (docs/architecture.md): RUN/config.lua, RUN/metrics.jsonl,
 // RUN/checkpoints/ckpt-<step>.pt, RUN/actors/actor-<id>.log.
-// Not thread-safe; the learner's control thread owns it.
+//
+// Checkpoints: ckpt-<step>.pt may have companions beside it, files named
+// ckpt-<step>.pt<suffix> (R2D2's ".replay"). The learner writes every
+// companion before the .pt file (each as NAME.partial, then renamed), so a
+// .pt is the last file of its checkpoint to appear; a checkpoint is complete
+// when its .pt and the companions its algorithm names are all there. A kill
+// mid-save leaves .partial files, or companions without their .pt, which
+// remove_unfinished_checkpoint_files() and prune_checkpoints() delete.
+//
+// Not thread-safe; the learner's control thread owns it, and nothing else
+// writes its checkpoints/ while it prunes.
 #pragma once
 
 #include <string>
@@ -28,12 +38,18 @@ class RunDirectory {
   std::string actor_log_path(int actor_id) const;
   std::string checkpoint_path(int64_t step) const;
 
-  // Checkpoints present, oldest first (by step number).
+  // Checkpoints (.pt files) present, oldest first (by step number).
   std::vector<std::string> checkpoints() const;
-  // The newest checkpoint, or "" when there is none.
-  std::string newest_checkpoint() const;
-  // Deletes all but the newest `keep` checkpoints (and the R2D2 replay file beside each).
+  // The newest checkpoint that has every companion in `companions` (suffixes
+  // of its path, e.g. ".replay") beside it, or "" when there is none.
+  std::string newest_checkpoint(const std::vector<std::string>& companions = {}) const;
+  // Deletes all but the newest `keep` checkpoints, each .pt first and then its
+  // companions, then what remove_unfinished_checkpoint_files() deletes.
   void prune_checkpoints(int keep) const;
+  // Deletes what interrupted saves left in checkpoints/: ckpt-*.partial files,
+  // and companions whose .pt is missing. Returns their file names. Call it
+  // only while no checkpoint is being written.
+  std::vector<std::string> remove_unfinished_checkpoint_files() const;
 
   // Writes `content` to RUN/name via a .partial file, fsync and rename, so a
   // crash leaves either the old or the new file, never half of one.

@@ -179,5 +179,17 @@ TEST_F(CheckpointAndPrune, ASaverThatReadsTheStepNamesTheCheckpointAfterIt) {
   EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-18.pt", "ckpt-25.pt"}));
 }
 
+TEST_F(CheckpointAndPrune, PruningRemovesWhatInterruptedSavesLeft) {
+  write(dir_.checkpoints_dir() + "/ckpt-5.pt.partial");
+  write(dir_.checkpoints_dir() + "/ckpt-6.pt.replay.partial");
+  write(dir_.checkpoints_dir() + "/ckpt-7.pt.replay");  // its model file never came
+  checkpoint_and_prune(dir_, 10, 2, write);
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir_.checkpoints_dir())) {
+    files.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(files, (std::vector<std::string>{"ckpt-10.pt"}));
+}
+
 }  // namespace
 }  // namespace moonseed::cli

@@ -1,0 +1,74 @@
+// The checkpoints of a run directory: which one --resume takes, and what
+// interrupted saves leave behind, on real files.
+#include "engine/run/run_directory.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace moonseed::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunDirectoryTest : public ::testing::Test {
+ protected:
+  void TearDown() override { fs::remove_all(runs_); }
+
+  void touch(const std::string& name) const { std::ofstream(dir_.checkpoints_dir() + "/" + name) << "x"; }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_.checkpoints_dir())) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::string path(const std::string& name) const { return dir_.checkpoints_dir() + "/" + name; }
+
+  std::string runs_ = fs::temp_directory_path().string() + "/moonseed-run-directory-" + std::to_string(::getpid()) +
+                      "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  RunDirectory dir_ = RunDirectory::create(runs_, "test");
+};
+
+TEST_F(RunDirectoryTest, TheNewestCheckpointIsTheNewestThatHasEveryCompanion) {
+  for (const char* name : {"ckpt-10.pt", "ckpt-10.pt.replay", "ckpt-20.pt", "ckpt-20.pt.replay", "ckpt-30.pt"}) {
+    touch(name);
+  }
+  EXPECT_EQ(dir_.newest_checkpoint({".replay"}), path("ckpt-20.pt"));
+  EXPECT_EQ(dir_.newest_checkpoint(), path("ckpt-30.pt"));
+  EXPECT_EQ(dir_.newest_checkpoint({".replay", ".other"}), "");
+}
+
+TEST_F(RunDirectoryTest, ThereIsNoNewestCheckpointInAnEmptyDirectory) {
+  EXPECT_EQ(dir_.newest_checkpoint(), "");
+  EXPECT_EQ(dir_.newest_checkpoint({".replay"}), "");
+}
+
+TEST_F(RunDirectoryTest, PartialFilesAndCompanionsWithoutTheirCheckpointAreRemovedAndNamed) {
+  for (const char* name : {"ckpt-10.pt", "ckpt-10.pt.replay", "ckpt-20.pt.partial", "ckpt-20.pt.replay",
+                           "ckpt-30.pt.replay.partial", "ckpt-40.pt.partial", "notes.txt"}) {
+    touch(name);
+  }
+  EXPECT_EQ(dir_.remove_unfinished_checkpoint_files(),
+            (std::vector<std::string>{"ckpt-20.pt.partial", "ckpt-20.pt.replay", "ckpt-30.pt.replay.partial",
+                                      "ckpt-40.pt.partial"}));
+  EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-10.pt", "ckpt-10.pt.replay", "notes.txt"}));
+  EXPECT_TRUE(dir_.remove_unfinished_checkpoint_files().empty());
+}
+
+TEST_F(RunDirectoryTest, PruningKeepsTheNewestWithTheirCompanionsAndRemovesLeftovers) {
+  for (const char* name : {"ckpt-10.pt", "ckpt-10.pt.replay", "ckpt-20.pt", "ckpt-20.pt.replay", "ckpt-30.pt",
+                           "ckpt-30.pt.replay", "ckpt-40.pt.replay.partial", "ckpt-5.pt.replay"}) {
+    touch(name);
+  }
+  dir_.prune_checkpoints(2);
+  EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-20.pt", "ckpt-20.pt.replay", "ckpt-30.pt", "ckpt-30.pt.replay"}));
+}
+
+}  // namespace
+}  // namespace moonseed::engine
