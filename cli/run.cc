@@ -124,7 +124,7 @@ std::string experience_directory(const engine::RecordConfig& record, const std::
 // config.warm_start before the actors start, with a progress line; the report
 // goes into metrics.jsonl as a "warm_start" event. What is printed follows the
 // report (training steps, or a replay filled), not the algorithm's name.
-void warm_start(engine::Learner& learner, const engine::ExperimentConfig& cfg, const engine::RunDirectory& dir) {
+void warm_start(engine::Learner& learner, const engine::ExperimentConfig& cfg, engine::MetricsLog& metrics) {
   const auto start = std::chrono::steady_clock::now();
   auto last_print = start;
   bool announced = false;
@@ -159,7 +159,6 @@ void warm_start(engine::Learner& learner, const engine::ExperimentConfig& cfg, c
     std::cerr << "\rmoonseed: warm start: " << report.sequences << " sequences in the replay from "
               << report.unrolls << " unrolls in " << format_number(seconds) << " s\n";
   }
-  engine::MetricsLog metrics(dir.metrics_path());
   engine::MetricsRow event;
   event.add("time_s", 0.0).add("event", "warm_start").add("log", cfg.warm_start.log)
       .add("warm_start_steps", report.steps).add("warm_start_unrolls", report.unrolls)
@@ -234,22 +233,56 @@ engine::Counters Run::start_learner() {
   learner_ = std::make_unique<engine::Learner>(cfg_, dir_->run_id());
   // Local actors inherit the variable; remote ones are given it (or --auth-token).
   if (const char* token = std::getenv("MOONSEED_AUTH_TOKEN")) learner_->set_auth_token(token);
+  metrics_ = std::make_unique<engine::MetricsLog>(dir_->metrics_path());
   engine::Counters start;
-  if (!options_.resume_dir.empty()) {
-    const std::string ckpt = dir_->newest_checkpoint();
-    if (ckpt.empty()) throw std::runtime_error(dir_->path() + " has no checkpoint to resume from");
-    start = learner_->restore(ckpt);
-    std::cerr << "moonseed: resumed " << ckpt << " (" << start.frames << " frames, " << start.optimizer_steps
-              << " steps)\n";
-  }
-  if (!cfg_.warm_start.log.empty() && options_.resume_dir.empty()) warm_start(*learner_, cfg_, *dir_);
+  if (!options_.resume_dir.empty()) start = resume();
+  if (!cfg_.warm_start.log.empty() && options_.resume_dir.empty()) warm_start(*learner_, cfg_, *metrics_);
   if (cfg_.record.enabled) {
     const std::string record_dir = experience_directory(cfg_.record, dir_->path());
     learner_->record_to(record_dir);
     if (!learner_->stats().record->error.empty()) std::cerr << "moonseed: training goes on without a log\n";
     else std::cerr << "moonseed: recording experience to " << record_dir << "\n";
   }
-  metrics_ = std::make_unique<engine::MetricsLog>(dir_->metrics_path());
+  return start;
+}
+
+// --resume: the newest complete checkpoint, after what interrupted saves left;
+// a "resume" row in metrics.jsonl says from where, with the restored counters.
+engine::Counters Run::resume() {
+  const std::vector<std::string> removed = dir_->remove_unfinished_checkpoint_files();
+  if (!removed.empty()) {
+    std::string names;
+    for (const std::string& name : removed) names += (names.empty() ? "" : ", ") + name;
+    std::cerr << "moonseed: removed " << removed.size() << " file(s) of interrupted checkpoints: " << names << "\n";
+  }
+  const std::vector<std::string> companions = learner_->checkpoint_companions();
+  const std::vector<std::string> all = dir_->checkpoints();
+  std::string ckpt = dir_->newest_checkpoint(companions);
+  // Newer ones lack a companion: a kill between the files of a checkpoint of
+  // a build that wrote the model file first.
+  for (auto it = all.rbegin(); !ckpt.empty() && it != all.rend() && *it != ckpt; ++it) {
+    std::string missing;
+    for (const std::string& suffix : companions) {
+      if (!std::filesystem::exists(*it + suffix)) missing += (missing.empty() ? "" : ", ") + *it + suffix;
+    }
+    std::cerr << "moonseed: skipping incomplete checkpoint " << *it << " (no " << missing
+              << ": its save was interrupted)\n";
+  }
+  // None complete: the newest, with what it has (the algorithm says what it lacks).
+  if (ckpt.empty() && !all.empty()) ckpt = all.back();
+  if (ckpt.empty()) throw std::runtime_error(dir_->path() + " has no checkpoint to resume from");
+  const engine::Counters start = learner_->restore(ckpt);
+  std::cerr << "moonseed: resumed " << ckpt << " (" << start.frames << " frames, " << start.optimizer_steps
+            << " steps)\n";
+  engine::MetricsRow event;
+  event.add("time_s", start.elapsed_s).add("event", "resume")
+      .add("checkpoint", std::filesystem::path(ckpt).lexically_relative(dir_->path()).string())
+      .add("optimizer_steps", start.optimizer_steps).add("frames", start.frames).add("episodes", start.episodes)
+      .add("trained_frames", start.trained_frames);
+  if (cfg_.topology.eval_envs_per_actor > 0) event.add("eval_episodes", start.eval_episodes);
+  // The algorithm's numbers as restored (R2D2: replay_size).
+  for (const engine::Metric& m : learner_->stats().agent_metrics) event.add(m.name, m.value);
+  metrics_->append(event);
   return start;
 }
 
@@ -384,12 +417,14 @@ int Run::finish() {
   progress_->finish();
   // Bye to the actors, then stop the learner's threads, then the final
   // checkpoint: it holds every step trained, so a resume loses nothing.
-  const double elapsed = elapsed_s();
   actors_->stop_restarting();  // their exit after the Bye is expected
   server_->stop();
   actors_->shutdown(5.0);
   learner_->stop();
   const engine::LearnerStats final_stats = learner_->stats();
+  // The time the final checkpoint holds and the stop row shows, so that a
+  // resumed run's rows go on from the last row of this one.
+  const double elapsed = elapsed_s();
   int code = 0;
   try {
     checkpoint(elapsed);
@@ -400,10 +435,10 @@ int Run::finish() {
   // The last row: every counter once nothing runs any more (steps the actors
   // made and episodes they ended during the stop are in it, and in the
   // experience log, but in no earlier row).
-  const double final_time = now_s();
   engine::MetricsRow stop_row =
-      counters_row(final_stats, cfg_, final_time - t0_,
-                   (final_stats.frames - last_frames_) / std::max(1e-9, final_time - last_tick_), actors_->restarts());
+      counters_row(final_stats, cfg_, elapsed,
+                   (final_stats.frames - last_frames_) / std::max(1e-9, t0_ + elapsed - last_tick_),
+                   actors_->restarts());
   stop_row.add("event", "stop").add("reason", stop_reason_);
   metrics_->append(stop_row);
   print_summary(final_stats, elapsed);

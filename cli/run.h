@@ -81,6 +81,7 @@ class Run {
  private:
   void open_run_directory();
   engine::Counters start_learner();  // returns the counters it starts from
+  engine::Counters resume();         // --resume: restores the newest complete checkpoint
   // Saves a checkpoint named after the step it holds and prunes; throws what saving throws.
   std::string checkpoint(double elapsed);
   void start_serving();
