@@ -397,11 +397,25 @@ void Run::log_tick(double now) {
 
   stop_reason_ = cli::stop_reason(live.stop, s, elapsed);
   if (stop_reason_.empty() && now >= next_checkpoint_) {
-    next_checkpoint_ = now + std::max(1.0, live.checkpoint.interval_s);
+    const double interval = std::max(1.0, live.checkpoint.interval_s);
+    next_checkpoint_ = now + interval;
     try {
-      checkpoint(elapsed);
+      const std::string path = checkpoint(elapsed);
+      if (failed_checkpoints_ > 0) {
+        base::log_info("checkpoint " + path + " written after " + std::to_string(failed_checkpoints_) +
+                       " failed attempt(s)");
+      }
+      failed_checkpoints_ = 0;
     } catch (const std::exception& e) {
-      base::log_warning(std::string("checkpoint failed: ") + e.what() + "; training goes on");
+      // The last good checkpoint stays (nothing is pruned for a failed one); the next interval tries again.
+      ++failed_checkpoints_;
+      const std::string newest = dir_->newest_checkpoint(learner_->checkpoint_companions());
+      base::log_warning(std::string("checkpoint failed: ") + e.what() + "; training goes on, next try in " +
+                        format_number(interval) + " s; " +
+                        (newest.empty() ? std::string("no checkpoint yet") : "the last good checkpoint is " + newest));
+      engine::MetricsRow event;
+      event.add("time_s", elapsed).add("event", "checkpoint_failed").add("error", e.what());
+      metrics_->append(event);
     }
   }
 }
@@ -429,8 +443,13 @@ int Run::finish() {
   try {
     checkpoint(elapsed);
   } catch (const std::exception& e) {
-    std::cerr << "moonseed: final checkpoint failed: " << e.what() << "\n";
-    code = 1;
+    // The run still ends normally when an earlier checkpoint can be resumed;
+    // with none, everything trained is lost, which the exit code says.
+    const std::string newest = dir_->newest_checkpoint(learner_->checkpoint_companions());
+    std::cerr << "moonseed: final checkpoint failed: " << e.what() << "; "
+              << (newest.empty() ? "there is no checkpoint to resume from" : "--resume continues from " + newest)
+              << "\n";
+    if (newest.empty()) code = 1;
   }
   // The last row: every counter once nothing runs any more (steps the actors
   // made and episodes they ended during the stop are in it, and in the

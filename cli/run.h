@@ -13,8 +13,10 @@
 //
 // Failures: setup() throws what loading the experiment, the run directory, a
 // restore or a warm start throws (the caller prints it). tick() does not throw
-// for a metrics row or checkpoint it cannot write: it logs it and training goes
-// on. finish() returns 1 when the final checkpoint fails, else 0.
+// for a metrics row or checkpoint it cannot write (a full disk): it logs it,
+// keeps the last good checkpoint, tries again at the next interval, and
+// training goes on. finish() returns 1 when the final checkpoint fails and no
+// earlier one is left to resume from, else 0 (docs/reliability.md).
 //
 // Thread-safety: none. One thread calls everything; setup() blocks SIGINT and
 // SIGTERM for every thread started after it, so they arrive in tick().
@@ -115,6 +117,7 @@ class Run {
   double last_tick_ = 0;     // time and frames of the last row, for its frame rate
   int64_t last_frames_ = 0;
   uint64_t seen_version_ = 0;  // the config version the loop's own fields follow
+  int failed_checkpoints_ = 0;  // periodic checkpoints failed in a row (a full disk...)
   bool record_error_logged_ = false;
   std::string stop_reason_;    // set to stop; RunControl sets it on `stop`
 };
