@@ -21,7 +21,7 @@ const char* kHelp =
     "Every run gets a directory RUNS_DIR/NAME-DATE-TIME with config.lua (the\n"
     "resolved config), metrics.jsonl (one JSON object per log tick), checkpoints/\n"
     "and actors/ (actor logs). SIGINT or SIGTERM saves a checkpoint and exits;\n"
-    "--resume continues from the newest checkpoint of RUN_DIR.\n"
+    "--resume continues from the newest complete checkpoint of RUN_DIR.\n"
     "\n"
     "Hot reload: saving the script (or a recipe it extends) while the run trains\n"
     "applies it within a second. Hot fields (learning rate, loss coefficients,\n"
