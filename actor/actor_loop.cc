@@ -115,6 +115,11 @@ class Actor {
         if (!step_group(*group, *actions)) return std::nullopt;
         if (!send(client, *group)) return std::nullopt;
       } else if (auto* bye = std::get_if<rpc::Bye>(&incoming)) {
+        if (bye->reconnect) {
+          // The learner let this connection go (it took us for hung): start afresh.
+          log("learner closed this connection (" + bye->reason + "), reconnecting");
+          return std::nullopt;
+        }
         log("learner said bye: " + bye->reason);
         return ActorExit::kBye;
       } else if (auto* update = std::get_if<rpc::ConfigUpdate>(&incoming)) {

@@ -65,7 +65,7 @@ struct ActorOptions {
 };
 
 enum class ActorExit {
-  kBye,          // the learner said Bye: the run is over
+  kBye,          // the learner said Bye: the run is over (a Bye with reconnect set is not an exit)
   kStopped,      // `stop` was set
   kUnreachable,  // no learner within reconnect_for_s
   kRefused,      // the learner refused the Hello (reason printed)

@@ -72,7 +72,7 @@ class ImmediateReplyService : public rpc::ActorService {
     reply.actions.assign(size_t{batch.count} * sizeof(int32_t), 0);
     link->send_actions(std::move(reply));
   }
-  void on_disconnect(int32_t, const std::string&) override {}
+  void on_disconnect(const std::shared_ptr<rpc::ActorLink>&, const std::string&) override {}
 };
 
 // The learner's shape without the network: requests go through the engine's

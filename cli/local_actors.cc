@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -28,25 +29,76 @@ std::string describe_status(int status) {
   return "stopped";
 }
 
+// A fixed-point number as a person reads it: "0", "1", "2.5".
+std::string seconds_text(double s) {
+  std::ostringstream out;
+  out << s;
+  return out.str();
+}
+
 }  // namespace
+
+RestartPolicy::RestartPolicy(int slots, double first_backoff_s, double max_backoff_s, int park_after)
+    : first_backoff_s_(first_backoff_s),
+      max_backoff_s_(max_backoff_s),
+      park_after_(park_after),
+      early_deaths_(static_cast<size_t>(slots), 0) {}
+
+RestartPolicy::Decision RestartPolicy::on_exit(int id, bool worked) {
+  int& early = early_deaths_.at(static_cast<size_t>(id));
+  Decision d;
+  if (worked) {
+    early = 0;  // it did its job until it died: back at once, whatever killed it
+    return d;
+  }
+  d.early_deaths = ++early;
+  if (park_after_ > 0 && early >= park_after_) {
+    d.park = true;
+    return d;
+  }
+  d.delay_s = std::min(max_backoff_s_, first_backoff_s_ * static_cast<double>(1 << std::min(early - 1, 20)));
+  return d;
+}
+
+std::string tail_lines(const std::string& path, int lines) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(std::max<std::streamoff>(0, size - 65536));
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(std::move(line));
+  const size_t first = all.size() > static_cast<size_t>(lines) ? all.size() - static_cast<size_t>(lines) : 0;
+  std::string out;
+  for (size_t i = first; i < all.size(); ++i) out += (i > first ? "\n" : "") + all[i];
+  return out;
+}
 
 LocalActors::LocalActors(LocalActorsOptions options)
     : options_(std::move(options)),
-      pids_(options_.count, -1),
-      started_at_(options_.count, 0),
-      backoff_s_(options_.count, 1.0) {}
+      policy_(options_.count, options_.first_backoff_s, options_.max_backoff_s, options_.park_after),
+      pids_(static_cast<size_t>(options_.count), -1),
+      batches_at_start_(static_cast<size_t>(options_.count), 0),
+      restart_at_(static_cast<size_t>(options_.count), -1),
+      parked_(static_cast<size_t>(options_.count), false) {}
 
 LocalActors::~LocalActors() { shutdown(0); }
 
+std::string LocalActors::log_path(int id) const {
+  return options_.log_dir + "/actor-" + std::to_string(id) + ".log";
+}
+
 void LocalActors::start() {
   base::MutexLock lock(mu_);
-  for (int id = 0; id < options_.count; ++id) pids_[id] = spawn(id);
-  reaper_ = std::thread([this] { supervise(); });
+  for (int id = 0; id < options_.count; ++id) pids_[static_cast<size_t>(id)] = spawn(id);
+  reaper_ = std::thread([this] { reap(); });
+  starter_ = std::thread([this] { start_due(); });
 }
 
 pid_t LocalActors::spawn(int id) {
-  const std::string log_path = options_.log_dir + "/actor-" + std::to_string(id) + ".log";
+  const std::string log = log_path(id);
   const std::string id_arg = std::to_string(id);
+  batches_at_start_[static_cast<size_t>(id)] = options_.step_batches ? options_.step_batches(id) : 0;
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
@@ -58,7 +110,7 @@ pid_t LocalActors::spawn(int id) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       ::dup2(fd, STDOUT_FILENO);
       ::dup2(fd, STDERR_FILENO);
@@ -76,49 +128,87 @@ pid_t LocalActors::spawn(int id) {
             "--actor-id", id_arg.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
-  started_at_[id] = now_s();
   std::ofstream(options_.log_dir + "/actor-" + id_arg + ".pid") << pid << "\n";
+  changed_.notify_all();  // the reaper has a child to wait for
   return pid;
 }
 
-void LocalActors::supervise() {
+void LocalActors::reap() {
   for (;;) {
     int status = 0;
-    pid_t pid = ::waitpid(-1, &status, 0);
+    const pid_t pid = ::waitpid(-1, &status, 0);
     base::MutexLock lock(mu_);
     if (pid < 0) {
       if (errno == EINTR) continue;
-      // ECHILD: nothing left to reap. Every actor is respawned before we wait
-      // again, so this only happens once shutdown has reaped them all.
-      while (!stopping_) changed_.wait(lock);
-      return;
+      // ECHILD: no actor runs now. Wait until one is started again, or the end.
+      changed_.wait(lock, [&]() REQUIRES(mu_) { return !all_gone() || stopping_; });
+      if (stopping_ && all_gone()) return;
+      continue;
     }
-    int id = -1;
-    for (int i = 0; i < options_.count; ++i) {
-      if (pids_[i] == pid) id = i;
+    for (int id = 0; id < options_.count; ++id) {
+      if (pids_[static_cast<size_t>(id)] == pid) on_exit(id, pid, status);
     }
-    if (id < 0) continue;
-    pids_[id] = -1;
     changed_.notify_all();
-    if (stopping_) continue;
-    // An actor that ran for a while gets restarted quickly; one that keeps
-    // dying at start waits longer each time.
-    if (now_s() - started_at_[id] > 30) backoff_s_[id] = 1.0;
-    double wait_s = backoff_s_[id];
-    backoff_s_[id] = std::min(backoff_s_[id] * 2, options_.max_backoff_s);
-    std::ostringstream message;
-    message << "actor " << id << " (pid " << pid << ") " << describe_status(status) << "; restarting in " << wait_s
-            << " s";
-    base::log_warning(message.str());  // from this thread, the sink keeps it off the progress line
-    const auto restart_at = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_s);
-    while (!stopping_ && changed_.wait_until(lock, restart_at) != std::cv_status::timeout) {
+  }
+}
+
+void LocalActors::on_exit(int id, pid_t pid, int status) {
+  const size_t slot = static_cast<size_t>(id);
+  pids_[slot] = -1;
+  if (stopping_) return;
+  const bool worked =
+      options_.step_batches && options_.step_batches(id) > batches_at_start_[slot];
+  const RestartPolicy::Decision d = policy_.on_exit(id, worked);
+  const std::string who = "actor " + std::to_string(id) + " (pid " + std::to_string(pid) + ") " +
+                          describe_status(status);
+  if (d.park) {
+    std::string message = who + " before its first step batch, " + std::to_string(d.early_deaths) +
+                          " times in a row: not restarting it";
+    const std::string tail = tail_lines(log_path(id), 5);
+    if (tail.empty()) {
+      message += " (its log " + log_path(id) + " is empty)";
+    } else {
+      message += "; the end of " + log_path(id) + ":";
+      std::istringstream lines(tail);
+      for (std::string line; std::getline(lines, line);) message += "\n    " + line;
     }
-    if (stopping_) continue;
-    try {
-      pids_[id] = spawn(id);
-      ++restarts_;
-    } catch (const std::exception& e) {
-      base::log_error("cannot restart actor " + std::to_string(id) + ": " + e.what());
+    parked_[slot] = true;
+    newly_parked_.push_back(Parked{id, message});
+    base::log_error(message);  // from this thread, the sink keeps it off the progress line
+    return;
+  }
+  base::log_warning(who + (worked ? "" : " before its first step batch") + "; restarting " +
+                    (d.delay_s > 0 ? "in " + seconds_text(d.delay_s) + " s" : std::string("now")));
+  restart_at_[slot] = now_s() + d.delay_s;
+}
+
+void LocalActors::start_due() {
+  base::MutexLock lock(mu_);
+  while (!stopping_) {
+    double next = -1;
+    const double now = now_s();
+    for (int id = 0; id < options_.count; ++id) {
+      const size_t slot = static_cast<size_t>(id);
+      if (restart_at_[slot] < 0) continue;
+      if (restart_at_[slot] > now) {
+        next = next < 0 ? restart_at_[slot] : std::min(next, restart_at_[slot]);
+        continue;
+      }
+      restart_at_[slot] = -1;
+      try {
+        pids_[slot] = spawn(id);
+        ++restarts_;
+      } catch (const std::exception& e) {
+        base::log_error("cannot restart actor " + std::to_string(id) + ": " + e.what() + "; trying again in 1 s");
+        restart_at_[slot] = now + 1;
+        next = next < 0 ? restart_at_[slot] : std::min(next, restart_at_[slot]);
+      }
+    }
+    if (next < 0) {
+      changed_.wait(lock);
+    } else {
+      changed_.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::duration_cast<
+                                    std::chrono::steady_clock::duration>(std::chrono::duration<double>(next))));
     }
   }
 }
@@ -149,6 +239,13 @@ void LocalActors::shutdown(double grace_s) {
   }
   lock.unlock();
   reaper_.join();
+  starter_.join();
+}
+
+bool LocalActors::kill(int id) {
+  base::MutexLock lock(mu_);
+  if (id < 0 || id >= options_.count || pids_[static_cast<size_t>(id)] <= 0) return false;
+  return ::kill(pids_[static_cast<size_t>(id)], SIGKILL) == 0;
 }
 
 int LocalActors::restarts() const {
@@ -158,7 +255,19 @@ int LocalActors::restarts() const {
 
 pid_t LocalActors::pid_of(int id) const {
   base::MutexLock lock(mu_);
-  return id >= 0 && id < options_.count ? pids_[id] : -1;
+  return id >= 0 && id < options_.count ? pids_[static_cast<size_t>(id)] : -1;
+}
+
+bool LocalActors::all_parked() const {
+  base::MutexLock lock(mu_);
+  return !parked_.empty() && std::all_of(parked_.begin(), parked_.end(), [](bool p) { return p; });
+}
+
+std::vector<LocalActors::Parked> LocalActors::take_parked() {
+  base::MutexLock lock(mu_);
+  std::vector<Parked> out;
+  out.swap(newly_parked_);
+  return out;
 }
 
 }  // namespace moonseed::cli

@@ -308,6 +308,8 @@ void Run::start_serving() {
   actor_options.count = cfg_.topology.local_actors < 0 ? cfg_.topology.actors
                                                        : std::min(cfg_.topology.local_actors, cfg_.topology.actors);
   actor_options.log_dir = dir_->path() + "/actors";
+  // An actor that sent a step batch since it started did work: it is restarted at once when it dies.
+  actor_options.step_batches = [learner = learner_.get()](int id) { return learner->actor_step_batches(id); };
   actors_ = std::make_unique<LocalActors>(actor_options);
   actors_->start();
 
@@ -362,11 +364,18 @@ bool Run::tick() {
       next_checkpoint_ = cfg_.checkpoint.interval_s > 0 ? now + cfg_.checkpoint.interval_s : 1e300;
     }
   }
-  // Actors' reports (a reward-shaping function that failed, ...): the learner
-  // printed them; they go into metrics.jsonl too.
-  for (const std::string& notice : learner_->take_notices()) {
+  // Actors that joined, left, hung, or reported something (a reward-shaping
+  // function that failed, ...): the learner printed them; they go into
+  // metrics.jsonl too.
+  for (const engine::ActorEvent& e : learner_->take_actor_events()) {
     engine::MetricsRow event;
-    event.add("time_s", now - t0_).add("event", "actor_notice").add("notice", notice);
+    event.add("time_s", e.at_s - t0_).add("event", engine::event_name(e.kind)).add("actor", e.actor_id);
+    if (e.kind == engine::ActorEvent::Kind::kNotice) {
+      event.add("notice", e.text);
+    } else {
+      event.add("host", e.host).add("pid", e.pid);
+      if (!e.text.empty()) event.add("reason", e.text);
+    }
     metrics_->append(event);
   }
   if (now >= next_tick_) log_tick(now);
@@ -385,6 +394,7 @@ void Run::log_tick(double now) {
   last_frames_ = s.frames;
   last_tick_ = now;
 
+  watch_actors(live, elapsed);
   if (s.record && !s.record->error.empty() && !record_error_logged_) {
     record_error_logged_ = true;
     engine::MetricsRow event;
@@ -395,7 +405,7 @@ void Run::log_tick(double now) {
   metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
   progress_->update(elapsed, s, fps, cfg_.topology.actors);
 
-  stop_reason_ = cli::stop_reason(live.stop, s, elapsed);
+  if (stop_reason_.empty()) stop_reason_ = cli::stop_reason(live.stop, s, elapsed);
   if (stop_reason_.empty() && now >= next_checkpoint_) {
     const double interval = std::max(1.0, live.checkpoint.interval_s);
     next_checkpoint_ = now + interval;
@@ -420,6 +430,22 @@ void Run::log_tick(double now) {
   }
 }
 
+// Hung actors lose their slot (a local one is killed and restarted); parked
+// local slots are reported, and when every one is parked and no actor is
+// connected, the run stops: nothing would train any more.
+void Run::watch_actors(const engine::ExperimentConfig& live, double elapsed) {
+  for (int id : learner_->release_hung_actors(live.topology.actor_timeout_s)) actors_->kill(id);
+  for (const LocalActors::Parked& parked : actors_->take_parked()) {
+    engine::MetricsRow event;
+    event.add("time_s", elapsed).add("event", "actor_parked").add("actor", parked.id).add("reason", parked.message);
+    metrics_->append(event);
+  }
+  if (actors_->all_parked() && learner_->stats().actors_connected == 0 && stop_reason_.empty()) {
+    actors_failed_ = true;
+    stop_reason_ = "every local actor failed before its first step batch (see the messages above)";
+  }
+}
+
 std::string Run::checkpoint(double elapsed) {
   return checkpoint_and_prune(*dir_, cfg_.checkpoint.keep,
                               [&](const std::function<std::string(int64_t)>& path_of_step) {
@@ -432,6 +458,7 @@ int Run::finish() {
   // Bye to the actors, then stop the learner's threads, then the final
   // checkpoint: it holds every step trained, so a resume loses nothing.
   actors_->stop_restarting();  // their exit after the Bye is expected
+  learner_->expect_actors_to_leave();
   server_->stop();
   actors_->shutdown(5.0);
   learner_->stop();
@@ -451,6 +478,7 @@ int Run::finish() {
               << "\n";
     if (newest.empty()) code = 1;
   }
+  if (actors_failed_) code = 1;
   // The last row: every counter once nothing runs any more (steps the actors
   // made and episodes they ended during the stop are in it, and in the
   // experience log, but in no earlier row).

@@ -89,6 +89,8 @@ class Run {
   void start_serving();
   void open_control();
   void log_tick(double now);
+  // Hung actors, parked local slots (and the stop when all are parked).
+  void watch_actors(const engine::ExperimentConfig& live, double elapsed);
   void print_summary(const engine::LearnerStats& s, double elapsed_s) const;
   double elapsed_s() const;
 
@@ -119,6 +121,7 @@ class Run {
   uint64_t seen_version_ = 0;  // the config version the loop's own fields follow
   int failed_checkpoints_ = 0;  // periodic checkpoints failed in a row (a full disk...)
   bool record_error_logged_ = false;
+  bool actors_failed_ = false;  // every local actor was parked: the run stops and exits 1
   std::string stop_reason_;    // set to stop; RunControl sets it on `stop`
 };
 

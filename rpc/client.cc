@@ -215,7 +215,9 @@ void Client::receive_into(Incoming& into, std::chrono::milliseconds timeout) {
     out.config_version = update->config_version;
     out.payload.swap(update->payload);
   } else if (auto* bye = std::get_if<Bye>(&incoming_)) {
-    hold<Bye>(into).reason.swap(bye->reason);
+    auto& out = hold<Bye>(into);
+    out.reason.swap(bye->reason);
+    out.reconnect = bye->reconnect;
   } else {
     end(std::string("unexpected ") + message_name(incoming_) + " from the learner");
     hold<Closed>(into).reason = closed_reason_;

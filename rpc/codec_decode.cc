@@ -153,7 +153,13 @@ bool decode_frame(const kj::ArrayPtr<const kj::ArrayPtr<const word>> segments,
         update.payload.assign(reinterpret_cast<const char*>(payload.begin()), payload.size());
         break;
       }
-      case wire::Frame::BYE: read_text(frame.getBye().getReason(), hold<Bye>(out).reason); break;
+      case wire::Frame::BYE: {
+        auto r = frame.getBye();
+        auto& bye = hold<Bye>(out);
+        read_text(r.getReason(), bye.reason);
+        bye.reconnect = r.getReconnect();
+        break;
+      }
       case wire::Frame::ACTOR_NOTICE: {
         auto r = frame.getActorNotice();
         auto& notice = hold<ActorNotice>(out);

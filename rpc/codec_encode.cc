@@ -203,7 +203,9 @@ void build(const ConfigUpdate& m, wire::Frame::Builder frame) {
 }
 
 void build(const Bye& m, wire::Frame::Builder frame) {
-  frame.initBye().setReason(text_of(m.reason));
+  auto b = frame.initBye();
+  b.setReason(text_of(m.reason));
+  b.setReconnect(m.reconnect);
 }
 
 void build(const ActorNotice& m, wire::Frame::Builder frame) {

@@ -80,6 +80,10 @@ struct ActorNotice {
 
 struct Bye {
   std::string reason;
+  // The learner let this connection go but not the actor: a hung actor that
+  // was replaced, a bad StepBatch. The actor reconnects with a fresh Hello
+  // instead of ending, as after a lost connection.
+  bool reconnect = false;
 };
 
 }  // namespace moonseed::rpc

@@ -89,6 +89,7 @@ struct ActorNotice {
 
 struct Bye {
   reason @0 :Text;
+  reconnect @1 :Bool;  # false: the run is over; true: connect again
 }
 
 struct Frame {

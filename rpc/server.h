@@ -9,7 +9,7 @@
 // malformed or oversized frame, or a message the learner never expects from an
 // actor, closes that connection only: one line naming the peer and the reason
 // goes to stderr, the actor gets a Bye with the reason (best effort), and
-// service.on_disconnect(actor_id, reason) is called. on_disconnect is called
+// service.on_disconnect(link, reason) is called. on_disconnect is called
 // exactly once for every connection that was given to on_connect, and never for
 // the others.
 //

@@ -19,6 +19,8 @@ class ActorLink {
   virtual void send_actions(ActionBatch&& actions) = 0;
   virtual void send_config(ConfigUpdate&& update) = 0;
   virtual void send_bye(const std::string& reason) = 0;  // then closes
+  // A Bye that tells the actor to connect again (Bye::reconnect), then closes.
+  virtual void send_reconnect(const std::string& reason) = 0;
   virtual int32_t actor_id() const = 0;
 };
 
@@ -40,7 +42,8 @@ class ActorService {
   // One decoded StepBatch. The service replies through the link.
   virtual void on_steps(const std::shared_ptr<ActorLink>& link, StepBatch&& batch) = 0;
   // The connection ended: Bye, EOF, error or bad frame (reason says which).
-  virtual void on_disconnect(int32_t actor_id, const std::string& reason) = 0;
+  // `link` is the one on_connect was given for this connection.
+  virtual void on_disconnect(const std::shared_ptr<ActorLink>& link, const std::string& reason) = 0;
   // An ActorNotice from a connected actor. Does nothing unless overridden.
   virtual void on_notice(const std::shared_ptr<ActorLink>& link, const ActorNotice& notice) {}
 };

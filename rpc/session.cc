@@ -39,6 +39,8 @@ void SessionLink::send_config(ConfigUpdate&& update) { deliver(Message(std::move
 
 void SessionLink::send_bye(const std::string& reason) { deliver(Message(Bye{reason})); }
 
+void SessionLink::send_reconnect(const std::string& reason) { deliver(Message(Bye{reason, /*reconnect=*/true})); }
+
 void SessionLink::deliver(Message&& message) {
   base::ReaderMutexLock lock(gate_->mutex);
   if (!gate_->open) return;
@@ -74,7 +76,7 @@ void Session::post_from_service(Message&& message) {
 void Session::post_shutdown(std::string reason) {
   asio::post(socket_.get_executor(),
              [self = shared_from_this(), reason = std::move(reason)] {
-               self->begin_close(reason, /*send_bye=*/true);
+               self->begin_close(reason, CloseWith::kBye);
              });
 }
 
@@ -159,7 +161,7 @@ void Session::handle_frame(const uint8_t* data, size_t size) {
     }
   } else if (auto* bye = std::get_if<Bye>(&incoming_)) {
     close_reason_ = "actor said bye: " + bye->reason;
-    begin_close(close_reason_, /*send_bye=*/false);
+    begin_close(close_reason_, CloseWith::kNothing);
   } else {
     fail(std::string("unexpected ") + message_name(incoming_) + " from an actor");
   }
@@ -181,7 +183,7 @@ void Session::handle_hello(const Hello& hello) {
   }
   if (!admission.accepted) {
     log_line(peer_, actor_id_, "refused: " + admission.reason);
-    begin_close(admission.reason, /*send_bye=*/true);
+    begin_close(admission.reason, CloseWith::kBye);
     return;
   }
   actor_id_ = admission.welcome.actor_id;
@@ -200,7 +202,7 @@ void Session::handle_hello(const Hello& hello) {
 void Session::deliver_from_service(Message& message) {
   if (state_ != State::kActive) return;  // the actor is gone or going: drop
   if (auto* bye = std::get_if<Bye>(&message)) {
-    begin_close(bye->reason, /*send_bye=*/true);
+    begin_close(bye->reason, bye->reconnect ? CloseWith::kReconnect : CloseWith::kBye);
     return;
   }
   enqueue(message);
@@ -307,19 +309,19 @@ void Session::on_written(const std::error_code& error) {
 
 void Session::fail(const std::string& reason) {
   log_line(peer_, actor_id_, "closing connection: " + reason);
-  begin_close(reason, /*send_bye=*/true);
+  begin_close(reason, CloseWith::kBye);
 }
 
-void Session::begin_close(const std::string& reason, bool send_bye) {
+void Session::begin_close(const std::string& reason, CloseWith with) {
   if (state_ == State::kClosing || state_ == State::kClosed) return;
   state_ = State::kClosing;
   allow_direct_writes(false);
   close_reason_ = reason;
-  if (!send_bye) {
+  if (with == CloseWith::kNothing) {
     finish_close();
     return;
   }
-  enqueue(Message(Bye{reason}));
+  enqueue(Message(Bye{reason, with == CloseWith::kReconnect}));
   // A peer that does not read must not keep the connection open forever.
   close_timer_.expires_after(host_.options().close_grace);
   close_timer_.async_wait([self = shared_from_this()](const std::error_code& error) {
@@ -344,7 +346,7 @@ void Session::finish_close() {
   if (connected_) {
     connected_ = false;
     try {
-      host_.service().on_disconnect(actor_id_, close_reason_);
+      host_.service().on_disconnect(link_, close_reason_);
     } catch (const std::exception& e) {
       log_line(peer_, actor_id_, std::string("service failed on disconnect: ") + e.what());
     }

@@ -71,6 +71,7 @@ class SessionLink final : public ActorLink {
   void send_actions(ActionBatch&& actions) override;
   void send_config(ConfigUpdate&& update) override;
   void send_bye(const std::string& reason) override;
+  void send_reconnect(const std::string& reason) override;
   int32_t actor_id() const override { return actor_id_; }
 
  private:
@@ -120,9 +121,12 @@ class Session final : public std::enable_shared_from_this<Session> {
   void post_start_write();  // asks the strand to write what is queued (with or without write_mu_)
   void allow_direct_writes(bool allow) EXCLUDES(write_mu_);
 
+  // How a connection ends: at once, or with a Bye (that may ask the actor
+  // to connect again) and the close grace for the actor to read it.
+  enum class CloseWith { kNothing, kBye, kReconnect };
   // A protocol violation: logs one line, then begin_close with a Bye.
   void fail(const std::string& reason);
-  void begin_close(const std::string& reason, bool send_bye);
+  void begin_close(const std::string& reason, CloseWith with);
   void finish_close();
 
   SessionHost& host_;

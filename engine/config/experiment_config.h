@@ -72,6 +72,7 @@ struct TopologyConfig {
   int local_actors = -1;           // actor processes `moonseed run` starts itself; -1 = all of them
   std::string transport = "unix";  // "unix" | "tcp"
   std::string listen;              // "" = choose (unix: RUN_DIR/learner.sock; tcp: 127.0.0.1:0)
+  double actor_timeout_s = 30;     // an actor silent this long (or 20 of its step times) is hung; 0 = never
 };
 
 struct InferenceConfig {

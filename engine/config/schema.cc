@@ -216,6 +216,9 @@ std::vector<FieldSchema> build_schema() {
       string(MOONSEED_FIELD(topology.transport), {"unix", "tcp"}, kRestart, "actor-learner socket kind"),
       string(MOONSEED_FIELD(topology.listen), {}, kRestart,
              "learner address; \"\" chooses (unix: RUN_DIR/learner.sock, tcp: 127.0.0.1:0)"),
+      number(MOONSEED_FIELD(topology.actor_timeout_s), 0, 86400, kHot,
+             "an actor that owes a step batch and is silent this long (or 20 of its usual step times, if "
+             "longer) is hung: its slot is freed, a local one restarted; 0 never"),
 
       integer(MOONSEED_FIELD(inference.max_batch), 1, 65536, kRestart, "most envs in one inference forward pass"),
       integer(MOONSEED_FIELD(inference.deadline_us), 0, 10000000, kRestart,
@@ -302,7 +305,7 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [optimizer_kind, lr, eps, rmsprop_alpha, rmsprop_momentum, max_grad_norm,
                           lr_decay_frames] = c.optimizer;
   [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, eval_envs_per_actor, local_actors, transport,
-                          listen] =
+                          listen, actor_timeout_s] =
       c.topology;
   [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device] = c.inference;
   [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;

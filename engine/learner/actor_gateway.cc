@@ -1,5 +1,7 @@
 #include "engine/learner/actor_gateway.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <utility>
@@ -9,7 +11,7 @@
 namespace moonseed::engine {
 namespace {
 
-constexpr size_t kMaxNotices = 256;       // kept between two take_notices()
+constexpr size_t kMaxEvents = 1024;       // kept between two take_events()
 constexpr size_t kMaxNoticeBytes = 2000;  // an actor's text beyond this is cut
 
 // Deterministic per (run seed, actor, connection): a restarted actor plays new episodes.
@@ -31,19 +33,30 @@ bool tokens_match(const std::string& expected, const std::string& given) {
   return diff == 0;
 }
 
+// "31.2": seconds to a tenth, as a person reads them.
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", s);
+  return text;
+}
+
 }  // namespace
 
 ActorGateway::ActorGateway(const ExperimentConfig& config, std::string run_id, const envs::EnvSpec& spec,
-                           int64_t unroll_length, InferenceBatcher<StepRequest>& batcher)
+                           int64_t unroll_length, InferenceBatcher<StepRequest>& batcher, const Clock& clock)
     : config_(config),
       run_id_(std::move(run_id)),
       spec_(spec),
       unroll_length_(unroll_length),
       batcher_(batcher),
+      clock_(clock),
+      watch_(config.topology.actors, std::min(config.topology.groups_per_actor, config.topology.envs_per_actor)),
       connected_(static_cast<size_t>(config.topology.actors), false),
       connections_(static_cast<size_t>(config.topology.actors), 0),
       links_(static_cast<size_t>(config.topology.actors)),
-      welcomed_version_(static_cast<size_t>(config.topology.actors), 0) {}
+      welcomed_version_(static_cast<size_t>(config.topology.actors), 0),
+      hosts_(static_cast<size_t>(config.topology.actors)),
+      pids_(static_cast<size_t>(config.topology.actors), 0) {}
 
 void ActorGateway::set_auth_token(std::string token) { auth_token_ = std::move(token); }
 
@@ -83,6 +96,7 @@ void ActorGateway::reply(const std::vector<StepRequest>& requests, const void* a
     }
     row += r.batch.count;
     r.link->send_actions(std::move(out));
+    watch_.replied(r.link->actor_id(), r.generation, clock_.now());
   }
 }
 
@@ -93,11 +107,61 @@ int ActorGateway::actors_connected() const {
   return n;
 }
 
-std::vector<std::string> ActorGateway::take_notices() {
-  base::MutexLock lock(notices_mu_);
-  std::vector<std::string> out(std::make_move_iterator(notices_.begin()), std::make_move_iterator(notices_.end()));
-  notices_.clear();
+std::vector<ActorEvent> ActorGateway::take_events() {
+  base::MutexLock lock(events_mu_);
+  std::vector<ActorEvent> out(std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
+  events_.clear();
   return out;
+}
+
+void ActorGateway::record(ActorEvent event) {
+  const std::string line = describe(event);
+  if (event.kind == ActorEvent::Kind::kJoined) {
+    base::log_info(line);
+  } else if (event.kind != ActorEvent::Kind::kLeft || !expect_leaves_.load(std::memory_order_relaxed)) {
+    base::log_warning(line);
+  }
+  base::MutexLock lock(events_mu_);
+  events_.push_back(std::move(event));
+  if (events_.size() > kMaxEvents) events_.pop_front();
+}
+
+ActorEvent ActorGateway::event_of(ActorEvent::Kind kind, int id, std::string text) const {
+  ActorEvent event;
+  event.kind = kind;
+  event.actor_id = id;
+  event.host = hosts_[static_cast<size_t>(id)];
+  event.pid = pids_[static_cast<size_t>(id)];
+  event.text = std::move(text);
+  event.at_s = std::chrono::duration<double>(clock_.now().time_since_epoch()).count();
+  return event;
+}
+
+std::vector<int> ActorGateway::release_hung(double timeout_s) {
+  std::vector<int> released;
+  std::vector<std::pair<std::shared_ptr<rpc::ActorLink>, std::string>> byes;
+  std::vector<ActorEvent> events;
+  {
+    base::MutexLock lock(actors_mu_);
+    for (const ActorWatch::Silence& silence : watch_.silent(clock_.now(), timeout_s)) {
+      const size_t slot = static_cast<size_t>(silence.actor_id);
+      std::shared_ptr<rpc::ActorLink> link = links_[slot].lock();
+      if (!connected_[slot] || !link) continue;  // between its Hello and its connect: not yet watched
+      const std::string reason = "no step batch for " + seconds_text(silence.silent_s) + " s (timeout " +
+                                 seconds_text(silence.timeout_s) + " s)";
+      // The slot is free from now on; this connection's own disconnect, when
+      // its Bye is out, no longer touches it.
+      connected_[slot] = false;
+      links_[slot].reset();
+      watch_.disconnected(silence.actor_id);
+      events.push_back(event_of(ActorEvent::Kind::kHung, silence.actor_id, reason + "; its slot is free"));
+      byes.emplace_back(std::move(link), reason);
+      released.push_back(silence.actor_id);
+    }
+  }
+  for (auto& [link, reason] : byes) link->send_reconnect(reason);
+  for (ActorEvent& event : events) record(std::move(event));
+  return released;
 }
 
 rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
@@ -131,6 +195,8 @@ rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
   }
   const size_t slot = static_cast<size_t>(id);
   connected_[slot] = true;
+  hosts_[slot] = hello.host.substr(0, 255);
+  pids_[slot] = hello.pid;
   const uint64_t connection = connections_[slot]++;
   admission.accepted = true;
   rpc::Welcome& w = admission.welcome;
@@ -158,24 +224,32 @@ void ActorGateway::on_connect(std::shared_ptr<rpc::ActorLink> link) {
   // A publish_boundary between this actor's Welcome and now did not see its
   // link: send what it missed (a duplicate is ignored by the actor).
   rpc::ConfigUpdate missed;
+  bool missed_one = false;
+  ActorEvent joined;
   {
     base::MutexLock lock(actors_mu_);
     links_[static_cast<size_t>(id)] = link;
+    watch_.connected(id, clock_.now());
+    joined = event_of(ActorEvent::Kind::kJoined, id, "");
     base::MutexLock boundary(boundary_mu_);
     missed.config_version = boundary_version_;
-    if (missed.config_version == welcomed_version_[static_cast<size_t>(id)]) return;
-    missed.payload = boundary_payload_;
+    missed_one = missed.config_version != welcomed_version_[static_cast<size_t>(id)];
+    if (missed_one) missed.payload = boundary_payload_;
   }
-  link->send_config(std::move(missed));
+  record(std::move(joined));
+  if (missed_one) link->send_config(std::move(missed));
 }
 
 void ActorGateway::on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice) {
-  std::string text = "actor " + std::to_string(link->actor_id()) + ": " + notice.text.substr(0, kMaxNoticeBytes) +
-                     (notice.text.size() > kMaxNoticeBytes ? "..." : "");
-  base::log_warning(text);
-  base::MutexLock lock(notices_mu_);
-  notices_.push_back(std::move(text));
-  if (notices_.size() > kMaxNotices) notices_.pop_front();
+  const int id = link->actor_id();
+  if (id < 0 || id >= config_.topology.actors) return;
+  std::string text = notice.text.substr(0, kMaxNoticeBytes) + (notice.text.size() > kMaxNoticeBytes ? "..." : "");
+  ActorEvent event;
+  {
+    base::MutexLock lock(actors_mu_);
+    event = event_of(ActorEvent::Kind::kNotice, id, std::move(text));
+  }
+  record(std::move(event));
 }
 
 std::string ActorGateway::step_batch_problem(const rpc::StepBatch& batch) const {
@@ -203,7 +277,9 @@ void ActorGateway::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::St
     link->send_bye("bad StepBatch: " + problem);
     return;
   }
+  watch_.batch_received(link->actor_id(), clock_.now());
   StepRequest request;
+  request.generation = watch_.generation(link->actor_id());
   request.slot_begin =
       static_cast<int64_t>(link->actor_id()) * static_cast<int64_t>(config_.topology.envs_per_actor) + batch.env_begin;
   request.link = link;
@@ -212,12 +288,21 @@ void ActorGateway::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::St
   batcher_.submit(std::move(request), count);
 }
 
-void ActorGateway::on_disconnect(int32_t actor_id, const std::string& reason) {
-  base::MutexLock lock(actors_mu_);
-  if (actor_id >= 0 && actor_id < config_.topology.actors) {
-    connected_[static_cast<size_t>(actor_id)] = false;
-    links_[static_cast<size_t>(actor_id)].reset();
+void ActorGateway::on_disconnect(const std::shared_ptr<rpc::ActorLink>& link, const std::string& reason) {
+  const int id = link->actor_id();
+  if (id < 0 || id >= config_.topology.actors) return;
+  ActorEvent left;
+  {
+    base::MutexLock lock(actors_mu_);
+    const size_t slot = static_cast<size_t>(id);
+    // A connection released as hung left already; its slot may have a new one.
+    if (links_[slot].lock() != link) return;
+    connected_[slot] = false;
+    links_[slot].reset();
+    watch_.disconnected(id);
+    left = event_of(ActorEvent::Kind::kLeft, id, reason);
   }
+  record(std::move(left));
 }
 
 }  // namespace moonseed::engine

@@ -14,8 +14,14 @@
 //     for discrete spaces, float32[A] for boxes), one ActionBatch per request;
 //   - boundary config: ConfigUpdates to every connected actor, and to an actor
 //     that connects while one is being published;
-//   - notices: ActorNotices, kept (the newest 256) for the control loop and
-//     logged.
+//   - events: each actor that joins or leaves (with its host, pid and the
+//     reason), is found hung, or sends an ActorNotice is logged at once and
+//     kept (the newest 1024) for the control loop's metrics.jsonl;
+//   - hung actors (ActorWatch): release_hung() closes the connection of an
+//     actor that owes a StepBatch and has been silent past its timeout, with a
+//     Bye that tells it to reconnect, and frees its slot at once. Its envs'
+//     partial unrolls go when the slot's next connection starts them afresh
+//     (every env's first observation is a reset, kFirst).
 //
 // Env slots: actor i owns slots [i * envs_per_actor, (i + 1) * envs_per_actor).
 // A restarted actor gets a new seed (from the run seed, its id and how often
@@ -23,9 +29,10 @@
 //
 // Thread-safety: the ActorService methods from io threads; reply() from the
 // inference thread; the rest from any thread. Lock order: actors_mu_ before
-// boundary_mu_.
+// boundary_mu_ and events_mu_.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -35,6 +42,9 @@
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "engine/config/experiment_config.h"
+#include "engine/learner/actor_event.h"
+#include "engine/runtime/actor_watch.h"
+#include "engine/runtime/clock.h"
 #include "engine/runtime/inference_batcher.h"
 #include "envs/spec.h"
 #include "rpc/service.h"
@@ -44,16 +54,17 @@ namespace moonseed::engine {
 // One StepBatch waiting for inference, with where to reply and which env slots it fills.
 struct StepRequest {
   std::shared_ptr<rpc::ActorLink> link;
+  uint64_t generation = 0;  // of the actor's connection (ActorWatch)
   int64_t slot_begin = 0;
   rpc::StepBatch batch;
 };
 
 class ActorGateway final : public rpc::ActorService {
  public:
-  // `batcher` is borrowed and must outlive the gateway's use by the server.
-  // `unroll_length` is the actors' unroll boundary (Agent::unroll_length).
+  // `batcher` and `clock` are borrowed and must outlive the gateway's use by
+  // the server. `unroll_length` is the actors' unroll boundary (Agent::unroll_length).
   ActorGateway(const ExperimentConfig& config, std::string run_id, const envs::EnvSpec& spec,
-               int64_t unroll_length, InferenceBatcher<StepRequest>& batcher);
+               int64_t unroll_length, InferenceBatcher<StepRequest>& batcher, const Clock& clock);
 
   // Actors must present this token in their Hello (empty: no check). Before
   // the server starts.
@@ -70,26 +81,48 @@ class ActorGateway final : public rpc::ActorService {
 
   int actors_connected() const EXCLUDES(actors_mu_);
 
-  // ActorNotices since the last call, oldest first, each as "actor N: text".
-  std::vector<std::string> take_notices() EXCLUDES(notices_mu_);
+  // Events since the last call, oldest first (at most the newest 1024).
+  std::vector<ActorEvent> take_events() EXCLUDES(events_mu_);
+
+  // Closes the connection of every actor that owes a StepBatch and has been
+  // silent longer than max(timeout_s, ActorWatch::kStepMultiple x its usual
+  // step time), with a Bye that asks it to reconnect, and frees its slot now
+  // (a replacement may connect at once). Logs and records a kHung event for
+  // each. Returns their slots. timeout_s <= 0: nothing is hung.
+  std::vector<int> release_hung(double timeout_s) EXCLUDES(actors_mu_, events_mu_);
+
+  // The run is ending: leaves from now on are recorded but not logged.
+  void expect_leaves() { expect_leaves_.store(true, std::memory_order_relaxed); }
+
+  // StepBatches actor slot `id` has sent over all its connections: a local
+  // actor's supervisor tells one that worked from one that died at start.
+  uint64_t step_batches(int id) const { return watch_.batches(id); }
 
   // rpc::ActorService
   rpc::Admission on_hello(const rpc::Hello& hello) EXCLUDES(actors_mu_, boundary_mu_) override;
   void on_connect(std::shared_ptr<rpc::ActorLink> link) EXCLUDES(actors_mu_, boundary_mu_) override;
   void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override;
-  void on_disconnect(int32_t actor_id, const std::string& reason) EXCLUDES(actors_mu_) override;
+  void on_disconnect(const std::shared_ptr<rpc::ActorLink>& link, const std::string& reason)
+      EXCLUDES(actors_mu_, events_mu_) override;
   void on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice)
-      EXCLUDES(notices_mu_) override;
+      EXCLUDES(actors_mu_, events_mu_) override;
 
  private:
   // "" when `batch` fits the actor's envs and the spec, else what is wrong.
   std::string step_batch_problem(const rpc::StepBatch& batch) const;
+  // Logs `event` and keeps it for take_events().
+  void record(ActorEvent event) EXCLUDES(events_mu_);
+  // An event about slot `id` with its host and pid.
+  ActorEvent event_of(ActorEvent::Kind kind, int id, std::string text) const REQUIRES(actors_mu_);
 
   const ExperimentConfig config_;
   const std::string run_id_;
   const envs::EnvSpec spec_;
   const int64_t unroll_length_;
   InferenceBatcher<StepRequest>& batcher_;
+  const Clock& clock_;
+  ActorWatch watch_;
+  std::atomic<bool> expect_leaves_{false};
   std::string auth_token_;  // set before the server starts, then read-only
 
   mutable base::Mutex actors_mu_ ACQUIRED_BEFORE(boundary_mu_);
@@ -97,13 +130,15 @@ class ActorGateway final : public rpc::ActorService {
   std::vector<uint64_t> connections_ GUARDED_BY(actors_mu_);
   std::vector<std::weak_ptr<rpc::ActorLink>> links_ GUARDED_BY(actors_mu_);
   std::vector<uint64_t> welcomed_version_ GUARDED_BY(actors_mu_);  // config version of the last Welcome
+  std::vector<std::string> hosts_ GUARDED_BY(actors_mu_);           // from each slot's last Hello
+  std::vector<int32_t> pids_ GUARDED_BY(actors_mu_);
 
   base::Mutex boundary_mu_;
   uint64_t boundary_version_ GUARDED_BY(boundary_mu_) = 0;
   std::string boundary_payload_ GUARDED_BY(boundary_mu_);
 
-  base::Mutex notices_mu_;
-  std::deque<std::string> notices_ GUARDED_BY(notices_mu_);
+  base::Mutex events_mu_ ACQUIRED_AFTER(actors_mu_);
+  std::deque<ActorEvent> events_ GUARDED_BY(events_mu_);
 };
 
 }  // namespace moonseed::engine

@@ -69,7 +69,7 @@ struct Learner::Impl {
         train_cfg(config),
         batcher(config.inference.max_batch, std::chrono::microseconds(config.inference.deadline_us), clock,
                 std::chrono::microseconds(config.inference.idle_spin_us)),
-        gateway(config, run_id, env_spec, agent->unroll_length(), batcher) {
+        gateway(config, run_id, env_spec, agent->unroll_length(), batcher, clock) {
     gateway.publish_boundary(0, encode_actor_config(actor_config_of(config)));
   }
 
@@ -392,7 +392,13 @@ LearnerStats Learner::stats() const {
   return s;
 }
 
-std::vector<std::string> Learner::take_notices() { return impl_->gateway.take_notices(); }
+std::vector<ActorEvent> Learner::take_actor_events() { return impl_->gateway.take_events(); }
+
+std::vector<int> Learner::release_hung_actors(double timeout_s) { return impl_->gateway.release_hung(timeout_s); }
+
+uint64_t Learner::actor_step_batches(int actor_id) const { return impl_->gateway.step_batches(actor_id); }
+
+void Learner::expect_actors_to_leave() { impl_->gateway.expect_leaves(); }
 
 void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
   save_checkpoint([&](int64_t) { return path; }, elapsed_s);

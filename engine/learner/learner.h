@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "engine/config/experiment_config.h"
+#include "engine/learner/actor_event.h"
 #include "engine/learner/stats.h"
 #include "envs/spec.h"
 
@@ -111,10 +112,19 @@ class Learner {
 
   LearnerStats stats() const;
 
-  // ActorNotices received since the last call, oldest first, each as
-  // "actor N: text" (also logged when they arrive). At most the newest 256
-  // are kept between calls. Thread-safe.
-  std::vector<std::string> take_notices();
+  // What happened to actors since the last call, oldest first: joins, leaves,
+  // hung actors, ActorNotices (each also logged when it happens). At most the
+  // newest 1024 are kept between calls. Thread-safe.
+  std::vector<ActorEvent> take_actor_events();
+  // Frees the slot of every actor silent for longer than its timeout (at
+  // least `timeout_s`; ActorGateway::release_hung) and tells it to reconnect.
+  // Returns their ids. Thread-safe.
+  std::vector<int> release_hung_actors(double timeout_s);
+  // StepBatches actor `actor_id` has sent over all its connections. Thread-safe.
+  uint64_t actor_step_batches(int actor_id) const;
+  // The run is ending: actors that leave from now on are not logged one by
+  // one (their leaves are still events). Thread-safe.
+  void expect_actors_to_leave();
   // Writes a checkpoint between two training steps (waits for the current one).
   // `elapsed_s` is stored in the counters. Throws CheckpointError (a full
   // disk...): no file of the failed checkpoint is left, training goes on.

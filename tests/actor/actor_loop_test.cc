@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,8 +56,12 @@ class ScriptedLearner : public rpc::ActorService {
     return a;
   }
   void on_connect(std::shared_ptr<rpc::ActorLink> link) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    link_ = std::move(link);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      link_ = std::move(link);
+      ++connects_;
+    }
+    changed_.notify_all();
   }
   void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override {
     rpc::ActionBatch reply;
@@ -69,7 +74,7 @@ class ScriptedLearner : public rpc::ActorService {
     changed_.notify_all();
     link->send_actions(std::move(reply));
   }
-  void on_disconnect(int32_t, const std::string&) override {}
+  void on_disconnect(const std::shared_ptr<rpc::ActorLink>&, const std::string&) override {}
   void on_notice(const std::shared_ptr<rpc::ActorLink>&, const rpc::ActorNotice& notice) override {
     std::lock_guard<std::mutex> lock(mu_);
     notices_.push_back(notice);
@@ -91,6 +96,16 @@ class ScriptedLearner : public rpc::ActorService {
     ASSERT_NE(link, nullptr);
     link->send_config(rpc::ConfigUpdate{version, payload});
   }
+  // The newest connection's link.
+  std::shared_ptr<rpc::ActorLink> link() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return link_;
+  }
+  // Waits (at most 20 s) until the actor has connected `n` times.
+  bool wait_connects(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(20), [&] { return connects_ >= n; });
+  }
   std::map<uint64_t, std::vector<Received>> groups() {
     std::lock_guard<std::mutex> lock(mu_);
     return groups_;
@@ -104,6 +119,7 @@ class ScriptedLearner : public rpc::ActorService {
   std::mutex mu_;
   std::condition_variable changed_;
   std::shared_ptr<rpc::ActorLink> link_;                 // guarded by mu_
+  int connects_ = 0;                                     // guarded by mu_
   std::map<uint64_t, std::vector<Received>> groups_;     // guarded by mu_, by group index
   std::vector<rpc::ActorNotice> notices_;                // guarded by mu_
 };
@@ -154,7 +170,7 @@ class ActorLoop : public ::testing::Test {
     options_.verbose = false;
     options_.reconnect_for_s = 1;
     options_.hook = std::move(hook);
-    actor_ = std::thread([this] { run_actor(options_, stop_); });
+    actor_ = std::thread([this] { exit_ = run_actor(options_, stop_); });
   }
   static bool each_group_sent(const Groups& g, size_t n) {
     return g.size() == kGroups && g.at(0).size() >= n && g.at(1).size() >= n;
@@ -177,7 +193,34 @@ class ActorLoop : public ::testing::Test {
   ActorOptions options_;
   std::atomic<bool> stop_{false};
   std::thread actor_;
+  std::optional<ActorExit> exit_;  // written by actor_, read after joining it
 };
+
+// Batches whose envs all start afresh (kFirst): each group's first batch of a connection.
+size_t fresh_starts(const Groups& groups) {
+  size_t n = 0;
+  for (const auto& [group, batches] : groups) {
+    for (const Received& b : batches) {
+      bool all_first = true;
+      for (uint8_t f : b.flags) all_first &= (f & envs::kFirst) != 0;
+      n += all_first ? 1 : 0;
+    }
+  }
+  return n;
+}
+
+TEST_F(ActorLoop, AByeThatAsksToReconnectStartsANewConnectionAndAPlainByeEndsTheActor) {
+  start_actor(nullptr);
+  ASSERT_TRUE(learner_.wait([](const Groups& g, const Notices&) { return each_group_sent(g, 2); }));
+  learner_.link()->send_reconnect("no step batch for 31.0 s (timeout 30.0 s)");
+  ASSERT_TRUE(learner_.wait_connects(2)) << "the actor did not come back";
+  // The second connection starts every env afresh: each group's first batch is all resets.
+  EXPECT_TRUE(learner_.wait([](const Groups& g, const Notices&) { return fresh_starts(g) >= 2 * kGroups; }));
+  learner_.link()->send_bye("run finished");
+  actor_.join();
+  ASSERT_TRUE(exit_.has_value());
+  EXPECT_EQ(*exit_, ActorExit::kBye);
+}
 
 TEST_F(ActorLoop, ANewConfigIsTakenAtEachGroupsNextUnrollBoundaryAndStampedFromThere) {
   start_actor(std::make_shared<MarkingHook>());

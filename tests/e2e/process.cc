@@ -98,6 +98,18 @@ std::vector<MetricsRow> read_metrics(const std::string& path) {
   return rows;
 }
 
+std::vector<MetricsRow> read_events(const std::string& path, const std::string& event) {
+  std::vector<MetricsRow> all = read_metrics(path);
+  std::vector<MetricsRow> out;
+  std::ifstream in(path);
+  const std::string tag = "\"event\": \"" + event + "\"";
+  size_t i = 0;
+  for (std::string line; std::getline(in, line) && i < all.size(); ++i) {
+    if (line.find(tag) != std::string::npos) out.push_back(all[i]);
+  }
+  return out;
+}
+
 void save_like_an_editor(const std::string& path, const std::string& text) {
   {
     std::ofstream out(path + ".swp");
@@ -137,5 +149,17 @@ std::string TrainingRun::run_dir() const {
 }
 
 std::vector<MetricsRow> TrainingRun::metrics() const { return read_metrics(run_dir() + "/metrics.jsonl"); }
+
+std::string TrainingRun::address_once_connected(int actors, double timeout_s) const {
+  std::string address;
+  const bool up = eventually(timeout_s, [&] {
+    if (run_dir().empty()) return false;
+    address = read_file(run_dir() + "/learner.address");
+    return !address.empty() && last(metrics(), "actors") == actors;
+  });
+  if (!up) return "";
+  while (!address.empty() && address.back() == '\n') address.pop_back();
+  return address;
+}
 
 }  // namespace moonseed::testing

@@ -42,6 +42,9 @@ std::vector<std::string> list_dirs(const std::string& dir);
 using MetricsRow = std::map<std::string, double>;
 std::vector<MetricsRow> read_metrics(const std::string& path);
 
+// The event rows named `event` ("actor_joined", ...), numeric fields only.
+std::vector<MetricsRow> read_events(const std::string& path, const std::string& event);
+
 // The newest row's `key`, or -1 when there is no row or it lacks the key.
 double last(const std::vector<MetricsRow>& rows, const std::string& key);
 
@@ -54,6 +57,9 @@ struct TrainingRun {
   // The single run directory under runs_dir ("" while there is none, or several).
   std::string run_dir() const;
   std::vector<MetricsRow> metrics() const;
+  // The learner's address (RUN_DIR/learner.address) once `actors` actors are
+  // connected, within `timeout_s`; "" otherwise.
+  std::string address_once_connected(int actors, double timeout_s) const;
 
   std::string script;
   std::vector<std::string> fixed;

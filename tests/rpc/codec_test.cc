@@ -101,7 +101,10 @@ void expect_same(const ConfigUpdate& a, const ConfigUpdate& b) {
   EXPECT_EQ(a.payload, b.payload);
 }
 
-void expect_same(const Bye& a, const Bye& b) { EXPECT_EQ(a.reason, b.reason); }
+void expect_same(const Bye& a, const Bye& b) {
+  EXPECT_EQ(a.reason, b.reason);
+  EXPECT_EQ(a.reconnect, b.reconnect);
+}
 
 void expect_same(const ActorNotice& a, const ActorNotice& b) {
   EXPECT_EQ(a.config_version, b.config_version);
@@ -150,6 +153,8 @@ TEST(Codec, ActorNoticeSurvivesARoundTrip) {
 TEST(Codec, ByeSurvivesARoundTrip) {
   const Bye sent = sample_bye();
   expect_same(decode_as<Bye>(encode(sent)), sent);
+  const Bye again{"no step batch for 30 s", /*reconnect=*/true};
+  expect_same(decode_as<Bye>(encode(again)), again);
 }
 
 TEST(Codec, FramesUseStandardStreamFramingWithOneSegment) {

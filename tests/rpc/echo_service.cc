@@ -50,7 +50,8 @@ void EchoService::on_steps(const std::shared_ptr<ActorLink>& link, StepBatch&& b
   link->send_actions(echo_reply(batch));
 }
 
-void EchoService::on_disconnect(int32_t actor_id, const std::string& reason) {
+void EchoService::on_disconnect(const std::shared_ptr<ActorLink>& link, const std::string& reason) {
+  const int32_t actor_id = link->actor_id();
   std::lock_guard<std::mutex> lock(mutex_);
   links_.erase(actor_id);
   disconnects_[actor_id] = reason;

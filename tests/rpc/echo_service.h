@@ -23,7 +23,7 @@ class EchoService : public ActorService {
   Admission on_hello(const Hello& hello) override;
   void on_connect(std::shared_ptr<ActorLink> link) override;
   void on_steps(const std::shared_ptr<ActorLink>& link, StepBatch&& batch) override;
-  void on_disconnect(int32_t actor_id, const std::string& reason) override;
+  void on_disconnect(const std::shared_ptr<ActorLink>& link, const std::string& reason) override;
   void on_notice(const std::shared_ptr<ActorLink>& link, const ActorNotice& notice) override;
 
   // Every later Hello is refused with `reason`.

@@ -347,6 +347,16 @@ TEST_P(ServerClient, ByeFromTheServiceReachesTheClientAndEndsTheConnection) {
   EXPECT_EQ(service_.wait_for_disconnect(actor_id), "run finished");
 }
 
+TEST_P(ServerClient, AReconnectByeReachesTheClientSayingSo) {
+  auto [client, actor_id] = connect_actor();
+  service_.wait_for_link(actor_id)->send_reconnect("no step batch for 31.0 s");
+  const Bye bye = expect_incoming<Bye>(client.receive(seconds(10)));
+  EXPECT_EQ(bye.reason, "no step batch for 31.0 s");
+  EXPECT_TRUE(bye.reconnect);
+  EXPECT_TRUE(std::holds_alternative<Closed>(client.receive(seconds(10))));
+  EXPECT_EQ(service_.wait_for_disconnect(actor_id), "no step batch for 31.0 s");
+}
+
 TEST_P(ServerClient, ClientCloseIsReportedToTheServiceAsTheActorsBye) {
   auto [client, actor_id] = connect_actor();
   client.close("actor shutting down");

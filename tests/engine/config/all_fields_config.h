@@ -61,6 +61,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.topology.local_actors = 2;
   c.topology.transport = "tcp";
   c.topology.listen = "127.0.0.1:4000";
+  c.topology.actor_timeout_s = 12.5;
   c.inference.max_batch = 128;
   c.inference.deadline_us = 250;
   c.inference.idle_spin_us = 20;

@@ -187,23 +187,79 @@ TEST(Learner, AHotConfigSendsItsRewardShapingToConnectedAndLaterActors) {
   client.close();
 }
 
-TEST(Learner, AnActorNoticeIsKeptForTakeNoticesNamingTheActor) {
+// Events of `learner` until one of `kind` arrives (at most 10 s), in order.
+std::vector<ActorEvent> events_until(Learner& learner, ActorEvent::Kind kind) {
+  std::vector<ActorEvent> events;
+  for (int i = 0; i < 1000; ++i) {
+    for (ActorEvent& e : learner.take_actor_events()) events.push_back(std::move(e));
+    if (!events.empty() && events.back().kind == kind) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return events;
+}
+
+TEST(Learner, AnActorsJoinNoticeAndLeaveAreEventsNamingItsHostAndPid) {
   Served s(small_config());
   rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
-  client.hello(rpc::Hello{});
+  rpc::Hello hello;
+  hello.host = "node-7";
+  hello.pid = 4242;
   ::testing::internal::CaptureStderr();
+  client.hello(hello);
   client.send(rpc::ActorNotice{0, "reward_shaping failed at exp.lua:12: boom; keeping the previous function"});
-  std::vector<std::string> notices;
-  for (int i = 0; i < 1000 && notices.empty(); ++i) {
-    notices = s.learner.take_notices();
-    if (notices.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  const std::string printed = ::testing::internal::GetCapturedStderr();
-  ASSERT_EQ(notices.size(), 1u);
-  EXPECT_EQ(notices[0], "actor 0: reward_shaping failed at exp.lua:12: boom; keeping the previous function");
-  EXPECT_NE(printed.find("moonseed: " + notices[0]), std::string::npos) << printed;
-  EXPECT_TRUE(s.learner.take_notices().empty()) << "taken once";
+  std::vector<ActorEvent> events = events_until(s.learner, ActorEvent::Kind::kNotice);
   client.close();
+  for (ActorEvent& e : events_until(s.learner, ActorEvent::Kind::kLeft)) events.push_back(std::move(e));
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(events.size(), 3u) << printed;
+  EXPECT_EQ(events[0].kind, ActorEvent::Kind::kJoined);
+  EXPECT_EQ(describe(events[0]), "actor 0 joined (node-7, pid 4242)");
+  EXPECT_EQ(events[1].kind, ActorEvent::Kind::kNotice);
+  EXPECT_EQ(describe(events[1]), "actor 0: reward_shaping failed at exp.lua:12: boom; keeping the previous function");
+  EXPECT_EQ(events[2].kind, ActorEvent::Kind::kLeft);
+  EXPECT_EQ(events[2].host, "node-7");
+  EXPECT_EQ(events[2].pid, 4242);
+  EXPECT_EQ(events[2].text, "actor said bye: actor closing");
+  for (const ActorEvent& e : events) EXPECT_NE(printed.find("moonseed: " + describe(e)), std::string::npos) << printed;
+  EXPECT_TRUE(s.learner.take_actor_events().empty()) << "taken once";
+}
+
+TEST(Learner, AHungActorIsToldToReconnectAndItsSlotIsFreeAtOnce) {
+  ExperimentConfig config = small_config();
+  Served s(config);
+  rpc::Client hung = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  hung.hello(rpc::Hello{});
+  // It sends one step, gets its actions, then owes the next and says nothing.
+  exchange(hung, 1, 0, {envs::kFirst, envs::kFirst}, 0);
+  EXPECT_TRUE(s.learner.release_hung_actors(60).empty()) << "a minute has not passed";
+  EXPECT_TRUE(s.learner.release_hung_actors(0).empty()) << "a timeout of 0 is off";
+  std::vector<int> released;
+  for (int i = 0; i < 500 && released.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    released = s.learner.release_hung_actors(0.05);
+  }
+  ASSERT_EQ(released, std::vector<int>{0});
+  // The slot is free before the hung connection is closed: a replacement gets it.
+  rpc::Client replacement = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  rpc::Hello same_id;
+  same_id.actor_id = 0;
+  EXPECT_EQ(replacement.hello(same_id).actor_id, 0);
+  // The hung one, when it reads again, finds a Bye that asks it to reconnect.
+  rpc::Incoming incoming = hung.receive(std::chrono::seconds(10));
+  const auto* bye = std::get_if<rpc::Bye>(&incoming);
+  ASSERT_NE(bye, nullptr);
+  EXPECT_TRUE(bye->reconnect);
+  EXPECT_NE(bye->reason.find("no step batch for"), std::string::npos) << bye->reason;
+  const std::vector<ActorEvent> events = events_until(s.learner, ActorEvent::Kind::kJoined);
+  bool reported = false;
+  for (const ActorEvent& e : events) reported |= e.kind == ActorEvent::Kind::kHung && e.actor_id == 0;
+  EXPECT_TRUE(reported);
+  // Its own disconnect does not take the replacement's slot.
+  hung.close();
+  exchange(replacement, 1, 0, {envs::kFirst, envs::kFirst}, 0);
+  EXPECT_EQ(s.learner.stats().actors_connected, 1);
+  EXPECT_EQ(s.learner.actor_step_batches(0), 2u);
+  replacement.close();
 }
 
 TEST(Learner, AHotConfigVersionMustGrow) {
