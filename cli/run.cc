@@ -394,7 +394,7 @@ void Run::log_tick(double now) {
   last_frames_ = s.frames;
   last_tick_ = now;
 
-  watch_actors(live, elapsed);
+  watch_actors(live, elapsed, s.actors_connected);
   if (s.record && !s.record->error.empty() && !record_error_logged_) {
     record_error_logged_ = true;
     engine::MetricsRow event;
@@ -433,14 +433,14 @@ void Run::log_tick(double now) {
 // Hung actors lose their slot (a local one is killed and restarted); parked
 // local slots are reported, and when every one is parked and no actor is
 // connected, the run stops: nothing would train any more.
-void Run::watch_actors(const engine::ExperimentConfig& live, double elapsed) {
+void Run::watch_actors(const engine::ExperimentConfig& live, double elapsed, int connected) {
   for (int id : learner_->release_hung_actors(live.topology.actor_timeout_s)) actors_->kill(id);
   for (const LocalActors::Parked& parked : actors_->take_parked()) {
     engine::MetricsRow event;
     event.add("time_s", elapsed).add("event", "actor_parked").add("actor", parked.id).add("reason", parked.message);
     metrics_->append(event);
   }
-  if (actors_->all_parked() && learner_->stats().actors_connected == 0 && stop_reason_.empty()) {
+  if (actors_->all_parked() && connected == 0 && stop_reason_.empty()) {
     actors_failed_ = true;
     stop_reason_ = "every local actor failed before its first step batch (see the messages above)";
   }

@@ -90,7 +90,7 @@ class Run {
   void open_control();
   void log_tick(double now);
   // Hung actors, parked local slots (and the stop when all are parked).
-  void watch_actors(const engine::ExperimentConfig& live, double elapsed);
+  void watch_actors(const engine::ExperimentConfig& live, double elapsed, int connected);
   void print_summary(const engine::LearnerStats& s, double elapsed_s) const;
   double elapsed_s() const;
 
