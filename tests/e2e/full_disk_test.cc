@@ -2,13 +2,8 @@
 // checkpoints and metrics rows fail, the run goes on, and what is on disk
 // stays usable (docs/reliability.md "A full disk: checkpoints and metrics").
 // Mounting needs root (CI runs as root); elsewhere the test is skipped.
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/mount.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -18,6 +13,7 @@
 
 #include "tests/e2e/checkpoint_files.h"
 #include "tests/e2e/process.h"
+#include "tests/small_disk.h"
 
 namespace moonseed::testing {
 namespace {
@@ -32,42 +28,22 @@ class FullDisk : public ::testing::Test {
   void SetUp() override {
     work_ = make_temp_dir("moonseed-full-disk");
     disk_ = work_ + "/disk";
-    fs::create_directory(disk_);
     // 4 MiB: one R2D2 checkpoint of this run (~2.2 MB) fits, a second beside it does not.
-    if (::mount("tmpfs", disk_.c_str(), "tmpfs", 0, "size=4m") != 0) {
-      GTEST_SKIP() << "cannot mount a tmpfs on " << disk_ << " (" << std::strerror(errno)
-                   << "): the full-disk test needs root (or CAP_SYS_ADMIN)";
-    }
-    mounted_ = true;
+    if (!small_disk_.mount(disk_, "4m")) GTEST_SKIP() << small_disk_.mount_error();
   }
 
   void TearDown() override {
     learner_.reset();  // killed if still running, so nothing holds the mount
-    // Lazily when something still does: it goes once that lets go.
-    if (mounted_ && ::umount(disk_.c_str()) != 0) ::umount2(disk_.c_str(), MNT_DETACH);
+    small_disk_.unmount();
     std::error_code ec;
     fs::remove_all(work_, ec);
   }
 
-  // Fills the disk to its last byte with one file: big writes, then ever smaller ones.
-  void fill() {
-    const int fd = ::open((disk_ + "/filler").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    ASSERT_GE(fd, 0) << std::strerror(errno);
-    const std::string block(1 << 16, 'x');
-    for (size_t size = block.size(); size > 0; size /= 2) {
-      while (::write(fd, block.data(), size) == static_cast<ssize_t>(size)) {
-      }
-    }
-    ::close(fd);
-  }
-
-  void remount(const std::string& size) {
-    ASSERT_EQ(::mount("tmpfs", disk_.c_str(), "tmpfs", MS_REMOUNT, ("size=" + size).c_str()), 0)
-        << std::strerror(errno);
-  }
+  void fill() { small_disk_.fill(); }
+  void remount(const std::string& size) { small_disk_.resize(size); }
 
   std::string work_, disk_;
-  bool mounted_ = false;
+  SmallDisk small_disk_;
   std::unique_ptr<ChildProcess> learner_;
 };
 
