@@ -240,8 +240,9 @@ engine::Counters Run::start_learner() {
   if (cfg_.record.enabled) {
     const std::string record_dir = experience_directory(cfg_.record, dir_->path());
     learner_->record_to(record_dir);
-    if (!learner_->stats().record->error.empty()) std::cerr << "moonseed: training goes on without a log\n";
-    else std::cerr << "moonseed: recording experience to " << record_dir << "\n";
+    const engine::LearnerStats s = learner_->stats();
+    if (s.record->error.empty()) std::cerr << "moonseed: recording experience to " << record_dir << "\n";
+    report_record_off(s, start.elapsed_s);  // a log that cannot be opened (a disk still full on --resume)
   }
   return start;
 }
@@ -385,12 +386,7 @@ void Run::log_tick(double now) {
   last_frames_ = s.frames;
   last_tick_ = now;
 
-  if (s.record && !s.record->error.empty() && !record_error_logged_) {
-    record_error_logged_ = true;
-    engine::MetricsRow event;
-    event.add("time_s", elapsed).add("event", "record_off").add("error", s.record->error);
-    metrics_->append(event);
-  }
+  report_record_off(s, elapsed);
   // A row that cannot be written is dropped; MetricsLog says so once per outage.
   metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
   progress_->update(elapsed, s, fps, cfg_.topology.actors);
@@ -420,6 +416,16 @@ void Run::log_tick(double now) {
   }
 }
 
+void Run::report_record_off(const engine::LearnerStats& s, double time_s) {
+  if (record_off_reported_ || !s.record || s.record->error.empty()) return;
+  record_off_reported_ = true;
+  // The error names the file, the errno text and what became of the segment being written.
+  base::log_error(s.record->error + "; experience recording is off, training goes on without it");
+  engine::MetricsRow event;
+  event.add("time_s", time_s).add("event", "record_off").add("error", s.record->error);
+  metrics_->append(event);
+}
+
 std::string Run::checkpoint(double elapsed) {
   return checkpoint_and_prune(*dir_, cfg_.checkpoint.keep,
                               [&](const std::function<std::string(int64_t)>& path_of_step) {
@@ -439,6 +445,7 @@ int Run::finish() {
   // The time the final checkpoint holds and the stop row shows, so that a
   // resumed run's rows go on from the last row of this one.
   const double elapsed = elapsed_s();
+  report_record_off(final_stats, elapsed);  // the last segment may have failed at the stop
   int code = 0;
   try {
     checkpoint(elapsed);
@@ -472,16 +479,20 @@ void Run::print_summary(const engine::LearnerStats& s, double elapsed_s) const {
             << "moonseed: run directory " << dir_->path() << "\n";
   if (const std::optional<engine::RecorderStats>& r = s.record) {
     std::cerr << "moonseed: experience log " << r->directory << ": " << r->recorded_steps << " steps in "
-              << r->writer.written << " records, " << format_number(r->writer.bytes_disk / 1048576.0)
+              << r->writer.durable_records << " records, " << format_number(r->writer.bytes_disk / 1048576.0)
               << " MiB on disk";
     if (r->writer.bytes_raw > 0 && r->writer.bytes_disk > 0) {
       std::cerr << " (" << format_number(static_cast<double>(r->writer.bytes_raw) /
                                          static_cast<double>(r->writer.bytes_disk)) << "x compression)";
     }
-    if (r->dropped_steps > 0) std::cerr << ", " << r->dropped_steps << " steps dropped";
-    if (!r->error.empty()) std::cerr << "; recording stopped early: " << r->error;
+    if (r->dropped_steps > 0) std::cerr << ", " << r->dropped_steps << " steps dropped (queue full)";
+    // The error itself was said when recording turned off.
+    if (!r->error.empty()) {
+      std::cerr << ", " << r->unrecorded_steps << " steps unrecorded (recording stopped on the error above)";
+    }
     std::cerr << "\n";
   }
+
 }
 
 }  // namespace moonseed::cli

@@ -1,7 +1,8 @@
-// A real `moonseed run` whose run directory is on a small tmpfs that fills up:
-// checkpoints and metrics rows fail, the run goes on, and what is on disk
-// stays usable (docs/reliability.md "A full disk: checkpoints and metrics").
-// Mounting needs root (CI runs as root); elsewhere the test is skipped.
+// A real `moonseed run` whose run directory, or experience log, is on a small
+// tmpfs that fills up: checkpoints, metrics rows or recording fail, the run
+// goes on, and what is on disk stays usable (docs/reliability.md "A full
+// disk: checkpoints and metrics" and "A full disk: the experience log").
+// Mounting needs root (CI runs as root); elsewhere the tests are skipped.
 #include <signal.h>
 
 #include <filesystem>
@@ -22,6 +23,7 @@ namespace fs = std::filesystem;
 
 const std::string kBinary = MOONSEED_BINARY;
 const std::string kR2d2 = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_r2d2.lua";
+const std::string kVtrace = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
 
 class FullDisk : public ::testing::Test {
  protected:
@@ -123,6 +125,86 @@ TEST_F(FullDisk, CheckpointsAndMetricsRowsFailButTheRunGoesOnAndKeepsWhatItHas) 
     ++loaded;
   }
   EXPECT_GE(loaded, 1u);
+}
+
+// The lines of `text` holding `needle`.
+std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+    start = end + 1;
+  }
+  return out;
+}
+
+// The log filled its disk with a torn chunk and stayed .partial, so `log
+// verify` failed; recording off was said twice (by the log writer and the
+// recorder) and repeated in the summary, which counted the steps never
+// recorded as "dropped"; a resume on the still full disk left an empty
+// .partial behind and said it twice again.
+TEST_F(FullDisk, RecordingStopsOnAFullDiskSaysItOncePublishesTheLogAndAResumeTrainsWithoutIt) {
+  remount("256k");  // a few hundred KB of log: a fraction of a second of CartPole
+  const std::string runs = work_ + "/runs";
+  const std::string experience = disk_ + "/experience";
+  const std::string off = "experience recording is off, training goes on without it";
+  const auto said_once_with_the_error = [&](const std::string& out) {
+    const std::vector<std::string> lines = lines_with(out, off);
+    ASSERT_EQ(lines.size(), 1u) << out;
+    EXPECT_NE(lines[0].find("cannot write " + experience + "/experience-"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("No space left on device"), std::string::npos) << lines[0];
+    EXPECT_EQ(count(out, "No space left on device"), 1u) << out;
+  };
+  const auto log_verifies = [&](const std::string& name) {
+    const std::string out = work_ + "/" + name;
+    ChildProcess verify({kBinary, "log", "verify", experience}, out);
+    EXPECT_EQ(verify.wait(60), std::optional<int>(0)) << read_file(out);
+    for (const std::string& file : file_names(experience)) EXPECT_EQ(file.find(".partial"), std::string::npos);
+  };
+
+  // stop.frames: the log fills its disk long before (every step trained on is
+  // recorded); chunks of 16 KiB, so that several fit before it is full.
+  const std::string log = work_ + "/learner.log";
+  learner_ = std::make_unique<ChildProcess>(
+      std::vector<std::string>{kBinary, "run", kVtrace, "runs_dir=" + runs, "record.enabled=true",
+                               "record.dir=\"" + experience + "\"", "record.chunk_kb=16", "stop.frames=200000", "stop.return_mean=0",
+                               "log.interval_s=0.25", "log.progress=false"},
+      log);
+  ASSERT_EQ(learner_->wait(120), std::optional<int>(0)) << read_file(log);
+  const std::string out = read_file(log);
+  said_once_with_the_error(out);
+  // The summary counts the steps recording off never wrote, as such.
+  EXPECT_EQ(lines_with(out, "steps unrecorded").size(), 1u) << out;
+  EXPECT_EQ(out.find("dropped"), std::string::npos) << out;
+  // The segment being written is published with its whole chunks.
+  log_verifies("verify.log");
+  const std::string dir = list_dirs(runs).at(0);
+  const std::string metrics = dir + "/metrics.jsonl";
+  EXPECT_EQ(lines_that_are_not_json(metrics, work_ + "/python.log"), "");
+  EXPECT_EQ(count(read_file(metrics), "\"event\": \"record_off\""), 1u);
+  const std::vector<MetricsRow> rows = read_metrics(metrics);
+  EXPECT_EQ(last(rows, "record_dropped_steps"), 0);
+  EXPECT_GT(last(rows, "record_unrecorded_steps"), 0);
+  EXPECT_GT(last(rows, "record_steps"), 0);
+  const double trained = last(rows, "optimizer_steps");
+
+  // The disk is still full at --resume: the log cannot even take a new
+  // segment's header. The run trains on without it, saying so once.
+  fill();
+  const std::string resumed_log = work_ + "/resumed.log";
+  learner_ = std::make_unique<ChildProcess>(
+      std::vector<std::string>{kBinary, "run", "--resume", dir, "stop.frames=400000", "log.progress=false"},
+      resumed_log);
+  ASSERT_EQ(learner_->wait(120), std::optional<int>(0)) << read_file(resumed_log);
+  const std::string resumed = read_file(resumed_log);
+  said_once_with_the_error(resumed);
+  EXPECT_GT(last(read_metrics(metrics), "optimizer_steps"), trained) << resumed;
+  log_verifies("verify-resumed.log");
+  EXPECT_EQ(lines_that_are_not_json(metrics, work_ + "/python.log"), "");
+  EXPECT_EQ(count(read_file(metrics), "\"event\": \"record_off\""), 2u);  // one per run
 }
 
 }  // namespace
