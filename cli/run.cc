@@ -114,6 +114,17 @@ void save_sources(const engine::RunDirectory& dir, const std::vector<scripts::Sc
   dir.write_file_atomic("sources/ORIGINS", origins);
 }
 
+// Writes RUN_DIR/name for whoever looks for it later, or says what missing it
+// costs: a full disk at --resume must not stop a run (docs/reliability.md).
+void write_or_warn(const engine::RunDirectory& dir, const std::string& name, const std::string& text,
+                   const std::string& cost) {
+  try {
+    dir.write_file_atomic(name, text);
+  } catch (const std::exception& e) {
+    base::log_warning(std::string(e.what()) + "; training goes on, but " + cost);
+  }
+}
+
 // Where record.dir points: RUN_DIR/experience when empty, relative paths from the run directory.
 std::string experience_directory(const engine::RecordConfig& record, const std::string& run_dir) {
   if (record.dir.empty()) return run_dir + "/experience";
@@ -225,7 +236,12 @@ void Run::open_run_directory() {
     dir_ = engine::RunDirectory::create(cfg_.runs_dir, cfg_.name);
     save_sources(*dir_, sources_);
   }
-  dir_->write_file_atomic("config.lua", scripts::to_lua(cfg_));
+  if (options_.resume_dir.empty()) {
+    dir_->write_file_atomic("config.lua", scripts::to_lua(cfg_));
+  } else {
+    write_or_warn(*dir_, "config.lua", scripts::to_lua(cfg_),
+                  "config.lua keeps the config from before, without this resume's overrides");
+  }
 }
 
 // The learner, restored on --resume or warm-started, recording if asked.
@@ -301,7 +317,7 @@ void Run::start_serving() {
   server_->start();
   learner_->start();
   // Remote actors (and tests) find the learner here.
-  dir_->write_file_atomic("learner.address", address + "\n");
+  write_or_warn(*dir_, "learner.address", address + "\n", "remote actors must be given " + address + " themselves");
 
   LocalActorsOptions actor_options;
   actor_options.binary = actor_binary();
@@ -324,7 +340,8 @@ void Run::open_control() {
   std::string control_path = dir_->path() + "/control.sock";
   if (control_path.size() > 100) control_path = "/tmp/moonseed-" + std::to_string(::getpid()) + "-control.sock";
   control_ = std::make_unique<rpc::ControlServer>(control_path);
-  dir_->write_file_atomic("control.address", "unix:" + control_path + "\n");
+  write_or_warn(*dir_, "control.address", "unix:" + control_path + "\n",
+                "`moonseed ctl` cannot find this run through its directory");
   if (!options_.announce.empty()) {
     // Written after the control socket listens, so whoever reads it can connect.
     const std::string tmp = options_.announce + ".partial";

@@ -5,6 +5,7 @@
 // Mounting needs root (CI runs as root); elsewhere the tests are skipped.
 #include <signal.h>
 
+#include <cctype>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -43,6 +44,18 @@ class FullDisk : public ::testing::Test {
 
   void fill() { small_disk_.fill(); }
   void remount(const std::string& size) { small_disk_.resize(size); }
+
+  // Runs `moonseed ARGS` to its end with its output in WORK/NAME; returns the
+  // output, after checking that it exited with 0.
+  std::string run_to_exit(std::vector<std::string> args, const std::string& name) {
+    const std::string log = work_ + "/" + name;
+    args.insert(args.begin(), kBinary);
+    learner_ = std::make_unique<ChildProcess>(args, log);
+    const std::optional<int> code = learner_->wait(120);
+    const std::string out = read_file(log);
+    EXPECT_EQ(code, std::optional<int>(0)) << out;
+    return out;
+  }
 
   std::string work_, disk_;
   SmallDisk small_disk_;
@@ -141,6 +154,23 @@ std::vector<std::string> lines_with(const std::string& text, const std::string& 
   return out;
 }
 
+const std::string kRecordingOff = "experience recording is off, training goes on without it";
+
+// `out` says once that recording is off, on the line naming the log's file and the error.
+void expect_recording_off_said_once(const std::string& out, const std::string& experience) {
+  const std::vector<std::string> lines = lines_with(out, kRecordingOff);
+  ASSERT_EQ(lines.size(), 1u) << out;
+  EXPECT_NE(lines[0].find("cannot write " + experience + "/experience-"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("No space left on device"), std::string::npos) << lines[0];
+}
+
+// `moonseed log verify` passes on the log, and no segment is left .partial.
+void expect_log_verifies(const std::string& experience, const std::string& out) {
+  ChildProcess verify({kBinary, "log", "verify", experience}, out);
+  EXPECT_EQ(verify.wait(60), std::optional<int>(0)) << read_file(out);
+  for (const std::string& file : file_names(experience)) EXPECT_EQ(file.find(".partial"), std::string::npos);
+}
+
 // The log filled its disk with a torn chunk and stayed .partial, so `log
 // verify` failed; recording off was said twice (by the log writer and the
 // recorder) and repeated in the summary, which counted the steps never
@@ -150,37 +180,21 @@ TEST_F(FullDisk, RecordingStopsOnAFullDiskSaysItOncePublishesTheLogAndAResumeTra
   remount("256k");  // a few hundred KB of log: a fraction of a second of CartPole
   const std::string runs = work_ + "/runs";
   const std::string experience = disk_ + "/experience";
-  const std::string off = "experience recording is off, training goes on without it";
-  const auto said_once_with_the_error = [&](const std::string& out) {
-    const std::vector<std::string> lines = lines_with(out, off);
-    ASSERT_EQ(lines.size(), 1u) << out;
-    EXPECT_NE(lines[0].find("cannot write " + experience + "/experience-"), std::string::npos) << lines[0];
-    EXPECT_NE(lines[0].find("No space left on device"), std::string::npos) << lines[0];
-    EXPECT_EQ(count(out, "No space left on device"), 1u) << out;
-  };
-  const auto log_verifies = [&](const std::string& name) {
-    const std::string out = work_ + "/" + name;
-    ChildProcess verify({kBinary, "log", "verify", experience}, out);
-    EXPECT_EQ(verify.wait(60), std::optional<int>(0)) << read_file(out);
-    for (const std::string& file : file_names(experience)) EXPECT_EQ(file.find(".partial"), std::string::npos);
-  };
 
   // stop.frames: the log fills its disk long before (every step trained on is
   // recorded); chunks of 16 KiB, so that several fit before it is full.
-  const std::string log = work_ + "/learner.log";
-  learner_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{kBinary, "run", kVtrace, "runs_dir=" + runs, "record.enabled=true",
-                               "record.dir=\"" + experience + "\"", "record.chunk_kb=16", "stop.frames=200000", "stop.return_mean=0",
-                               "log.interval_s=0.25", "log.progress=false"},
-      log);
-  ASSERT_EQ(learner_->wait(120), std::optional<int>(0)) << read_file(log);
-  const std::string out = read_file(log);
-  said_once_with_the_error(out);
+  const std::string out = run_to_exit({"run", kVtrace, "runs_dir=" + runs, "record.enabled=true",
+                                       "record.dir=\"" + experience + "\"", "record.chunk_kb=16",
+                                       "stop.frames=200000", "stop.return_mean=0", "log.interval_s=0.25",
+                                       "log.progress=false"},
+                                      "learner.log");
+  expect_recording_off_said_once(out, experience);
+  EXPECT_EQ(count(out, "No space left on device"), 1u) << out;
   // The summary counts the steps recording off never wrote, as such.
   EXPECT_EQ(lines_with(out, "steps unrecorded").size(), 1u) << out;
   EXPECT_EQ(out.find("dropped"), std::string::npos) << out;
   // The segment being written is published with its whole chunks.
-  log_verifies("verify.log");
+  expect_log_verifies(experience, work_ + "/verify.log");
   const std::string dir = list_dirs(runs).at(0);
   const std::string metrics = dir + "/metrics.jsonl";
   EXPECT_EQ(lines_that_are_not_json(metrics, work_ + "/python.log"), "");
@@ -194,17 +208,46 @@ TEST_F(FullDisk, RecordingStopsOnAFullDiskSaysItOncePublishesTheLogAndAResumeTra
   // The disk is still full at --resume: the log cannot even take a new
   // segment's header. The run trains on without it, saying so once.
   fill();
-  const std::string resumed_log = work_ + "/resumed.log";
-  learner_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{kBinary, "run", "--resume", dir, "stop.frames=400000", "log.progress=false"},
-      resumed_log);
-  ASSERT_EQ(learner_->wait(120), std::optional<int>(0)) << read_file(resumed_log);
-  const std::string resumed = read_file(resumed_log);
-  said_once_with_the_error(resumed);
+  const std::string resumed =
+      run_to_exit({"run", "--resume", dir, "stop.frames=400000", "log.progress=false"}, "resumed.log");
+  expect_recording_off_said_once(resumed, experience);
+  EXPECT_EQ(count(resumed, "No space left on device"), 1u) << resumed;
   EXPECT_GT(last(read_metrics(metrics), "optimizer_steps"), trained) << resumed;
-  log_verifies("verify-resumed.log");
+  expect_log_verifies(experience, work_ + "/verify-resumed.log");
   EXPECT_EQ(lines_that_are_not_json(metrics, work_ + "/python.log"), "");
   EXPECT_EQ(count(read_file(metrics), "\"event\": \"record_off\""), 2u);  // one per run
+}
+
+// The number in `text` just before `suffix` (" optimizer steps"), or -1.
+int64_t number_before(const std::string& text, const std::string& suffix) {
+  const size_t end = text.find(suffix);
+  if (end == std::string::npos) return -1;
+  size_t start = end;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(text[start - 1]))) --start;
+  return start == end ? -1 : std::stoll(text.substr(start, end - start));
+}
+
+// The run directory itself on the full disk (the log in RUN_DIR/experience):
+// --resume stopped at once, unable to rewrite config.lua, before training.
+TEST_F(FullDisk, AResumeWhoseRunDirectoryIsOnAFullDiskTrainsWithoutRecording) {
+  run_to_exit({"run", kVtrace, "runs_dir=" + disk_, "record.enabled=true", "record.chunk_kb=16",
+               "stop.frames=30000", "stop.return_mean=0", "log.progress=false"},
+              "learner.log");
+  const std::string dir = list_dirs(disk_).at(0);
+  const std::string experience = dir + "/experience";
+
+  fill();
+  // Exit code 0: the final checkpoint fails, but the first run's is there to resume from.
+  const std::string out =
+      run_to_exit({"run", "--resume", dir, "stop.frames=60000", "log.progress=false"}, "resumed.log");
+  // The run directory's own files fail too, each said once; recording off is one line.
+  expect_recording_off_said_once(out, experience);
+  EXPECT_EQ(count(out, "config.lua keeps the config from before"), 1u) << out;
+  // Trained: more optimizer steps at the stop than in the checkpoint it resumed.
+  const int64_t resumed_at = number_before(out, " steps)\n");
+  ASSERT_GT(resumed_at, 0) << out;
+  EXPECT_GT(number_before(out, " optimizer steps"), resumed_at) << out;
+  expect_log_verifies(experience, work_ + "/verify.log");
 }
 
 }  // namespace
