@@ -114,7 +114,7 @@ TEST_F(FullDisk, CheckpointsAndMetricsRowsFailButTheRunGoesOnAndKeepsWhatItHas) 
   const size_t failed_before = failures();
   fill();
   ASSERT_TRUE(eventually(60, [&] { return failures() > failed_before; })) << read_file(log);
-  ASSERT_TRUE(eventually(60, [&] { return count(read_file(log), "metrics.jsonl: No space left on device") == 2; }))
+  ASSERT_TRUE(eventually(60, [&] { return count(read_file(log), "metrics.jsonl: No space left on device") >= 2; }))
       << read_file(log);
   learner_->signal(SIGINT);
   const std::optional<int> code = learner_->wait(60);
@@ -123,8 +123,13 @@ TEST_F(FullDisk, CheckpointsAndMetricsRowsFailButTheRunGoesOnAndKeepsWhatItHas) 
   EXPECT_NE(out.find("training goes on"), std::string::npos) << out;
   EXPECT_NE(out.find("final checkpoint failed"), std::string::npos) << out;
   EXPECT_NE(out.find("--resume continues from"), std::string::npos) << out;
-  // Once per outage, not once per row.
-  EXPECT_EQ(count(out, "metrics.jsonl: No space left on device"), 2u) << out;
+  // Once per outage, not once per row. A checkpoint that fails frees the room
+  // its .partial took, which may let a row or two through: an outage more,
+  // said once like the others, as its end is (the last one may end too).
+  const size_t outages = count(out, "metrics.jsonl: No space left on device");
+  const size_t ends = count(out, "metrics.jsonl is written again");
+  EXPECT_GE(outages, 2u) << out;
+  EXPECT_TRUE(ends == outages || ends + 1 == outages) << out;
 
   EXPECT_EQ(lines_that_are_not_json(dir + "/metrics.jsonl", work_ + "/python.log"), "");
   // Every checkpoint file there is whole and loads, with its replay; no half-written one is left.
