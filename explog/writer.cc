@@ -531,6 +531,7 @@ LogWriter::Salvage LogWriter::salvage_segment() {
                      write_fully(fd, footer.data(), footer.size()) == 0;
     if (footer_written) {
       account_disk(footer.size());
+      unsynced_bytes_ += footer.size();
     } else if (::ftruncate(fd, static_cast<off_t>(segment_offset_)) != 0) {
       why = "cannot cut off its unfinished footer: " + errno_text(errno);
     }
