@@ -91,8 +91,9 @@ int merge(const CommandLine& cl) {
   writer.close();
   const ex::WriterStats stats = writer.stats();
   if (!stats.error.empty()) throw std::runtime_error("writing " + out_dir + " failed: " + stats.error);
-  if (stats.dropped > 0) {
-    throw std::runtime_error("writing " + out_dir + " dropped " + std::to_string(stats.dropped) + " records");
+  if (stats.dropped + stats.lost > 0) {  // neither without an error: kept as a guard
+    throw std::runtime_error("writing " + out_dir + " lost " + std::to_string(stats.dropped + stats.lost) +
+                             " records");
   }
   const bool unreadable = report_unreadable(cursor.problems());
   std::printf("merged %llu records from %zu logs into %s (%llu segments, %llu bytes)\n",

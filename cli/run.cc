@@ -114,6 +114,17 @@ void save_sources(const engine::RunDirectory& dir, const std::vector<scripts::Sc
   dir.write_file_atomic("sources/ORIGINS", origins);
 }
 
+// Writes RUN_DIR/name for whoever looks for it later, or says what missing it
+// costs: a full disk at --resume must not stop a run (docs/reliability.md).
+void write_or_warn(const engine::RunDirectory& dir, const std::string& name, const std::string& text,
+                   const std::string& cost) {
+  try {
+    dir.write_file_atomic(name, text);
+  } catch (const std::exception& e) {
+    base::log_warning(std::string(e.what()) + "; training goes on, but " + cost);
+  }
+}
+
 // Where record.dir points: RUN_DIR/experience when empty, relative paths from the run directory.
 std::string experience_directory(const engine::RecordConfig& record, const std::string& run_dir) {
   if (record.dir.empty()) return run_dir + "/experience";
@@ -225,7 +236,12 @@ void Run::open_run_directory() {
     dir_ = engine::RunDirectory::create(cfg_.runs_dir, cfg_.name);
     save_sources(*dir_, sources_);
   }
-  dir_->write_file_atomic("config.lua", scripts::to_lua(cfg_));
+  if (options_.resume_dir.empty()) {
+    dir_->write_file_atomic("config.lua", scripts::to_lua(cfg_));
+  } else {
+    write_or_warn(*dir_, "config.lua", scripts::to_lua(cfg_),
+                  "config.lua keeps the config from before, without this resume's overrides");
+  }
 }
 
 // The learner, restored on --resume or warm-started, recording if asked.
@@ -240,8 +256,9 @@ engine::Counters Run::start_learner() {
   if (cfg_.record.enabled) {
     const std::string record_dir = experience_directory(cfg_.record, dir_->path());
     learner_->record_to(record_dir);
-    if (!learner_->stats().record->error.empty()) std::cerr << "moonseed: training goes on without a log\n";
-    else std::cerr << "moonseed: recording experience to " << record_dir << "\n";
+    const engine::LearnerStats s = learner_->stats();
+    if (s.record->error.empty()) std::cerr << "moonseed: recording experience to " << record_dir << "\n";
+    report_record_off(s, start.elapsed_s);  // a log that cannot be opened (a disk still full on --resume)
   }
   return start;
 }
@@ -300,7 +317,7 @@ void Run::start_serving() {
   server_->start();
   learner_->start();
   // Remote actors (and tests) find the learner here.
-  dir_->write_file_atomic("learner.address", address + "\n");
+  write_or_warn(*dir_, "learner.address", address + "\n", "remote actors must be given " + address + " themselves");
 
   LocalActorsOptions actor_options;
   actor_options.binary = actor_binary();
@@ -325,7 +342,8 @@ void Run::open_control() {
   std::string control_path = dir_->path() + "/control.sock";
   if (control_path.size() > 100) control_path = "/tmp/moonseed-" + std::to_string(::getpid()) + "-control.sock";
   control_ = std::make_unique<rpc::ControlServer>(control_path);
-  dir_->write_file_atomic("control.address", "unix:" + control_path + "\n");
+  write_or_warn(*dir_, "control.address", "unix:" + control_path + "\n",
+                "`moonseed ctl` cannot find this run through its directory");
   if (!options_.announce.empty()) {
     // Written after the control socket listens, so whoever reads it can connect.
     const std::string tmp = options_.announce + ".partial";
@@ -395,12 +413,7 @@ void Run::log_tick(double now) {
   last_tick_ = now;
 
   watch_actors(live, elapsed, s.actors_connected);
-  if (s.record && !s.record->error.empty() && !record_error_logged_) {
-    record_error_logged_ = true;
-    engine::MetricsRow event;
-    event.add("time_s", elapsed).add("event", "record_off").add("error", s.record->error);
-    metrics_->append(event);
-  }
+  report_record_off(s, elapsed);
   // A row that cannot be written is dropped; MetricsLog says so once per outage.
   metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
   progress_->update(elapsed, s, fps, cfg_.topology.actors);
@@ -446,6 +459,16 @@ void Run::watch_actors(const engine::ExperimentConfig& live, double elapsed, int
   }
 }
 
+void Run::report_record_off(const engine::LearnerStats& s, double time_s) {
+  if (record_off_reported_ || !s.record || s.record->error.empty()) return;
+  record_off_reported_ = true;
+  // The error names the file, the errno text and what became of the segment being written.
+  base::log_error(s.record->error + "; experience recording is off, training goes on without it");
+  engine::MetricsRow event;
+  event.add("time_s", time_s).add("event", "record_off").add("error", s.record->error);
+  metrics_->append(event);
+}
+
 std::string Run::checkpoint(double elapsed) {
   return checkpoint_and_prune(*dir_, cfg_.checkpoint.keep,
                               [&](const std::function<std::string(int64_t)>& path_of_step) {
@@ -466,6 +489,7 @@ int Run::finish() {
   // The time the final checkpoint holds and the stop row shows, so that a
   // resumed run's rows go on from the last row of this one.
   const double elapsed = elapsed_s();
+  report_record_off(final_stats, elapsed);  // the last segment may have failed at the stop
   int code = 0;
   try {
     checkpoint(elapsed);
@@ -500,16 +524,20 @@ void Run::print_summary(const engine::LearnerStats& s, double elapsed_s) const {
             << "moonseed: run directory " << dir_->path() << "\n";
   if (const std::optional<engine::RecorderStats>& r = s.record) {
     std::cerr << "moonseed: experience log " << r->directory << ": " << r->recorded_steps << " steps in "
-              << r->writer.written << " records, " << format_number(r->writer.bytes_disk / 1048576.0)
+              << r->writer.durable_records << " records, " << format_number(r->writer.bytes_disk / 1048576.0)
               << " MiB on disk";
     if (r->writer.bytes_raw > 0 && r->writer.bytes_disk > 0) {
       std::cerr << " (" << format_number(static_cast<double>(r->writer.bytes_raw) /
                                          static_cast<double>(r->writer.bytes_disk)) << "x compression)";
     }
-    if (r->dropped_steps > 0) std::cerr << ", " << r->dropped_steps << " steps dropped";
-    if (!r->error.empty()) std::cerr << "; recording stopped early: " << r->error;
+    if (r->dropped_steps > 0) std::cerr << ", " << r->dropped_steps << " steps dropped (queue full)";
+    // The error itself was said when recording turned off.
+    if (!r->error.empty()) {
+      std::cerr << ", " << r->unrecorded_steps << " steps unrecorded (recording stopped on the error above)";
+    }
     std::cerr << "\n";
   }
+
 }
 
 }  // namespace moonseed::cli

@@ -91,6 +91,9 @@ class Run {
   void log_tick(double now);
   // Hung actors, parked local slots (and the stop when all are parked).
   void watch_actors(const engine::ExperimentConfig& live, double elapsed, int connected);
+  // Once per run, when recording has turned off (s.record->error): the one
+  // message that says so, and the metrics.jsonl "record_off" row at `time_s`.
+  void report_record_off(const engine::LearnerStats& s, double time_s);
   void print_summary(const engine::LearnerStats& s, double elapsed_s) const;
   double elapsed_s() const;
 
@@ -120,8 +123,8 @@ class Run {
   int64_t last_frames_ = 0;
   uint64_t seen_version_ = 0;  // the config version the loop's own fields follow
   int failed_checkpoints_ = 0;  // periodic checkpoints failed in a row (a full disk...)
-  bool record_error_logged_ = false;
   bool actors_failed_ = false;  // every local actor was parked: the run stops and exits 1
+  bool record_off_reported_ = false;
   std::string stop_reason_;    // set to stop; RunControl sets it on `stop`
 };
 

@@ -33,6 +33,7 @@ void add_counters(engine::MetricsRow& row, const engine::LearnerStats& s, bool e
     const engine::RecorderStats& r = *s.record;
     const double disk = static_cast<double>(r.writer.bytes_disk);
     row.add("record_steps", r.recorded_steps).add("record_dropped_steps", r.dropped_steps)
+        .add("record_unrecorded_steps", r.unrecorded_steps)
         .add("record_durable_records", static_cast<double>(r.writer.durable_records))
         .add("record_disk_mb", disk / (1 << 20))
         .add("record_cpu_s", r.cpu_seconds)

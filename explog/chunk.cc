@@ -236,6 +236,12 @@ void ChunkBuilder::refer(const RecordMeta& meta, const uint8_t* const* columns,
   keepalive_ = std::move(keepalive);
 }
 
+uint64_t ChunkBuilder::step_count() const {
+  uint64_t steps = 0;
+  for (int32_t n : record_steps_) steps += static_cast<uint64_t>(n);
+  return steps;
+}
+
 void ChunkBuilder::clear() {
   meta_block_.clear();
   for (std::vector<uint8_t>& c : columns_) c.clear();

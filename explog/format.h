@@ -203,6 +203,7 @@ class ChunkBuilder {
   void refer(const RecordMeta& meta, const uint8_t* const* columns, std::shared_ptr<const void> keepalive);
 
   size_t record_count() const { return record_steps_.size(); }
+  uint64_t step_count() const;  // of every record so far
   bool empty() const { return record_steps_.empty(); }
   // Meta plus column bytes so far: what the chunk holds before compression.
   size_t raw_bytes() const { return raw_bytes_; }

@@ -12,8 +12,6 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "base/log.h"
-
 namespace moonseed::explog {
 namespace {
 
@@ -114,8 +112,8 @@ LogWriter::LogWriter(const LogSchema& schema, WriterOptions options)
   last_sync_ = SteadyClock::now();
   const std::string error = open_segment();
   if (!error.empty()) {
-    if (fd_ >= 0) ::close(fd_);
-    throw std::runtime_error("experience log: " + error);
+    // A segment without a whole chunk is removed, so a full disk leaves no empty .partial behind.
+    throw std::runtime_error("experience log: " + error + salvage_segment().note);
   }
   active_compressors_ = options_.compress_threads;
   for (int i = 0; i < options_.compress_threads; ++i) {
@@ -185,7 +183,12 @@ bool LogWriter::append_locked(const RecordMeta& meta, const uint8_t* const* colu
     space_cv_.wait(lock, [&]() REQUIRES(mu_) { return failed_ || closing_ || admissible(bytes); });
     --blocked_appenders_;
   }
-  if (failed_ || closing_ || !admissible(bytes)) {
+  if (failed_ || closing_) {
+    ++stats_.lost;
+    stats_.lost_steps += static_cast<uint64_t>(std::max(0, meta.steps));
+    return false;
+  }
+  if (!admissible(bytes)) {
     ++stats_.dropped;
     return false;
   }
@@ -200,6 +203,7 @@ bool LogWriter::append_locked(const RecordMeta& meta, const uint8_t* const* colu
     if (was_empty) open_since_ = SteadyClock::now();
   }
   ++accepted_;
+  accepted_steps_ += static_cast<uint64_t>(meta.steps);
   ++inflight_records_;
   inflight_bytes_ += bytes;
   // Compressors sleep without a deadline while nothing is open: a new chunk
@@ -248,13 +252,15 @@ WriterStats LogWriter::stats() const {
   return s;
 }
 
-void LogWriter::fail(const std::string& message) {
-  if (failed_) return;
+void LogWriter::fail(const std::string& message, const Salvage& salvage) {
+  if (salvage.synced) note_synced();
+  if (salvage.published) ++stats_.segments;
   failed_ = true;
-  stats_.error = "experience log: " + message;
-  base::log_error(stats_.error + "; recording is off");
-  stats_.dropped += accepted_ - stats_.durable_records;
+  stats_.error = "experience log: " + message + salvage.note;
+  stats_.lost += accepted_ - stats_.durable_records;
+  stats_.lost_steps += accepted_steps_ - stats_.durable_steps;
   accepted_ = stats_.durable_records;
+  accepted_steps_ = stats_.durable_steps;
   open_.clear();
   full_.clear();
   encoded_.clear();
@@ -268,8 +274,10 @@ void LogWriter::fail(const std::string& message) {
 
 void LogWriter::note_synced() {
   stats_.durable_records += unsynced_records_;
+  stats_.durable_steps += unsynced_steps_;
   stats_.durable_bytes += unsynced_bytes_;
   unsynced_records_ = 0;
+  unsynced_steps_ = 0;
   unsynced_bytes_ = 0;
   durable_cv_.notify_all();
 }
@@ -322,6 +330,7 @@ void LogWriter::compress_loop() {
     try {
       chunk.size = builder.encode_into(chunk.bytes, options_.lz4_acceleration, &chunk.summary);
       chunk.raw_bytes = builder.raw_bytes();
+      chunk.steps = builder.step_count();
     } catch (const std::exception& e) {
       error = std::string("cannot encode a chunk: ") + e.what();
     }
@@ -331,8 +340,11 @@ void LogWriter::compress_loop() {
     if (spare_builders_.size() <= static_cast<size_t>(options_.compress_threads)) {
       spare_builders_.push_back(std::move(builder));
     }
-    if (!error.empty()) fail(error);
-    if (failed_) break;
+    if (!error.empty() && encode_error_.empty()) {
+      encode_error_ = error;  // the writer thread publishes what it has and fails
+      write_cv_.notify_one();
+    }
+    if (failed_ || !error.empty()) break;
     encoded_.emplace(seq, std::move(chunk));
     write_cv_.notify_one();
   }
@@ -349,20 +361,26 @@ void LogWriter::write_loop() {
   auto flush_wants_sync = [&]() REQUIRES(mu_) {
     return flush_target_ > stats_.durable_records && stats_.written >= flush_target_;
   };
-  while (true) {
+  std::string error;  // the failure that ends the loop
+  while (error.empty()) {
     auto deadline = SteadyClock::time_point::max();
     if (unsynced_bytes_ > 0) deadline = last_sync_ + interval;
     if (options_.segment_max_age_ms > 0 && fd_ >= 0 && !segment_chunks_.empty()) {
       const int64_t left_ns = options_.segment_max_age_ms * 1000000 - (now_ns() - segment_opened_ns_);
       deadline = std::min(deadline, SteadyClock::now() + std::chrono::nanoseconds(left_ns));
     }
-    auto wake = [&]() REQUIRES(mu_) { return failed_ || has_next() || drained() || flush_wants_sync(); };
+    auto wake = [&]() REQUIRES(mu_) {
+      return !encode_error_.empty() || has_next() || drained() || flush_wants_sync();
+    };
     if (deadline == SteadyClock::time_point::max()) {
       write_cv_.wait(lock, wake);
     } else {
       write_cv_.wait_until(lock, deadline, wake);
     }
-    if (failed_) return;
+    if (!encode_error_.empty()) {
+      error = encode_error_;
+      break;
+    }
 
     if (has_next()) {
       auto node = encoded_.extract(next_write_seq_);
@@ -370,10 +388,10 @@ void LogWriter::write_loop() {
       const EncodedChunk& chunk = node.mapped();
       lock.unlock();
       if (options_.before_chunk_write) options_.before_chunk_write();
-      const std::string error = write_chunk(chunk);
+      error = write_chunk(chunk);
       charge_cpu(cpu_mark);
       lock.lock();
-      if (!error.empty()) return fail(error);
+      if (!error.empty()) break;
       stats_.written += chunk.summary.record_count;
       stats_.bytes_raw += chunk.raw_bytes;
       inflight_records_ -= chunk.summary.record_count;
@@ -396,15 +414,21 @@ void LogWriter::write_loop() {
     const bool publish = roll && fd_ >= 0;
     if (publish || sync) {
       lock.unlock();
-      const std::string error = publish ? publish_segment() : sync_segment();
+      error = publish ? publish_segment() : sync_segment();
       charge_cpu(cpu_mark);
       lock.lock();
-      if (!error.empty()) return fail(error);
+      if (!error.empty()) break;
       if (publish) ++stats_.segments;
       note_synced();
     }
     if (finish) return;
   }
+  // What the open segment holds whole is published before the writer turns off.
+  lock.unlock();
+  const Salvage salvage = salvage_segment();
+  charge_cpu(cpu_mark);
+  lock.lock();
+  fail(error, salvage);
 }
 
 int64_t LogWriter::now_ns() const {
@@ -418,6 +442,8 @@ std::string LogWriter::open_segment() {
   std::snprintf(number, sizeof(number), "%06d", ++segment_number_);
   segment_path_ = (fs::path(options_.directory) / (options_.name + "-" + number + kSegmentSuffix))
                       .string() + kPartialSuffix;
+  segment_offset_ = 0;
+  segment_chunks_.clear();
   fd_ = ::open(segment_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd_ < 0) return "cannot create " + segment_path_ + ": " + errno_text(errno);
   if (const int err = write_fully(fd_, file_header_.data(), file_header_.size())) {
@@ -425,7 +451,6 @@ std::string LogWriter::open_segment() {
   }
   account_disk(file_header_.size());
   segment_offset_ = file_header_.size();
-  segment_chunks_.clear();
   segment_opened_ns_ = now_ns();
   unsynced_bytes_ += file_header_.size();
   // The new directory entry must survive a crash, or the synced chunks are lost with it.
@@ -446,6 +471,7 @@ std::string LogWriter::write_chunk(const EncodedChunk& chunk) {
   segment_offset_ += chunk.size;
   unsynced_bytes_ += chunk.size;
   unsynced_records_ += chunk.summary.record_count;
+  unsynced_steps_ += chunk.steps;
   return "";
 }
 
@@ -474,6 +500,64 @@ std::string LogWriter::publish_segment() {
   }
   segment_path_.clear();
   return fsync_directory(options_.directory);
+}
+
+LogWriter::Salvage LogWriter::salvage_segment() {
+  Salvage out;
+  if (fd_ < 0) return out;  // none open, or it failed past the point of repair (the error says where)
+  const int fd = fd_;
+  fd_ = -1;
+  const std::string partial = segment_path_;
+  if (segment_chunks_.empty()) {
+    // Not one whole chunk (a header cut short at most): nothing to keep.
+    ::close(fd);
+    if (::unlink(partial.c_str()) != 0) {
+      out.note = "; " + partial + " is left behind: cannot remove it: " + errno_text(errno);
+      return out;
+    }
+    segment_path_.clear();
+    fsync_directory(options_.directory);
+    return out;
+  }
+  // A failed write may have left part of a chunk, or of the footer, after the
+  // last whole chunk: cut back there, then the footer if it fits.
+  std::string why;  // empty while the segment can still be published
+  bool footer_written = false;
+  if (::ftruncate(fd, static_cast<off_t>(segment_offset_)) != 0) {
+    why = "cannot cut it back to offset " + std::to_string(segment_offset_) + ": " + errno_text(errno);
+  } else {
+    const std::vector<uint8_t> footer = encode_footer(segment_chunks_, segment_offset_);
+    footer_written = ::lseek(fd, static_cast<off_t>(segment_offset_), SEEK_SET) >= 0 &&
+                     write_fully(fd, footer.data(), footer.size()) == 0;
+    if (footer_written) {
+      account_disk(footer.size());
+      unsynced_bytes_ += footer.size();
+    } else if (::ftruncate(fd, static_cast<off_t>(segment_offset_)) != 0) {
+      why = "cannot cut off its unfinished footer: " + errno_text(errno);
+    }
+  }
+  if (why.empty()) {
+    if (::fsync(fd) == 0) {
+      out.synced = true;
+    } else {
+      why = "cannot fsync it: " + errno_text(errno);
+    }
+  }
+  if (::close(fd) != 0 && why.empty()) why = "cannot close it: " + errno_text(errno);
+  const std::string final_path = partial.substr(0, partial.size() - (sizeof(kPartialSuffix) - 1));
+  if (why.empty() && ::rename(partial.c_str(), final_path.c_str()) != 0) {
+    why = "cannot rename it to " + final_path + ": " + errno_text(errno);
+  }
+  const std::string kept = std::to_string(segment_chunks_.size()) + " whole chunks";
+  if (!why.empty()) {
+    out.note = "; " + partial + " stays .partial with its " + kept + ": " + why;
+    return out;
+  }
+  segment_path_.clear();
+  fsync_directory(options_.directory);
+  out.published = true;
+  out.note = "; " + final_path + " keeps its " + kept + (footer_written ? "" : " (no room for its footer)");
+  return out;
 }
 
 }  // namespace moonseed::explog

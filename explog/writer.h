@@ -15,6 +15,8 @@
 //
 // When the queue is full, FullQueuePolicy::kDrop drops the record and counts
 // it (stats().dropped); kBackpressure blocks append() until there is room.
+// Records the writer cannot make durable (it failed, or was closed) are
+// counted apart, as lost.
 //
 // Durability: stats().durable_records / durable_bytes say how much is on disk
 // and synced; a record is synced at most sync_interval after it was appended
@@ -22,17 +24,24 @@
 // been written. flush() waits until everything appended before it is durable.
 //
 // Failure: a directory that cannot be created or written at construction is
-// a std::runtime_error naming the path and the errno text. After
+// a std::runtime_error naming the path and the errno text (a segment file
+// created but left without a whole header is removed first). After
 // construction no I/O error is thrown: the first one (ENOSPC, EFBIG, EIO...)
-// turns the writer off, stats().error names the file and the errno text, and
-// every record not yet durable, as well as every later append, is counted as
-// dropped (records already written but not synced may still be readable).
-// Nothing blocks forever: a failed writer wakes blocked appenders and flushes.
+// turns the writer off. The segment being written is then published with
+// what it holds whole: cut back to the end of its last complete chunk,
+// given its footer if that fits, synced and renamed to NAME-N.mslog either
+// way (a segment without a whole chunk is removed); if that fails too it
+// stays .partial, which readers also read up to its last whole chunk.
+// stats().error names the file, the errno text and what became of the
+// segment; every record not in the published segment, as well as every
+// later append, is counted as lost. Nothing is logged: the caller reports
+// stats().error. Nothing blocks forever: a failed writer wakes blocked
+// appenders and flushes.
 // A record that does not match the schema is a caller bug: append() throws
 // std::invalid_argument naming the column.
 //
 // Thread-safety: append, flush, stats and close may be called from any
-// thread. Lock order: close_mu_ -> mu_ -> base/log's lock (fail() logs).
+// thread. Lock order: close_mu_ -> mu_.
 #pragma once
 
 #include <atomic>
@@ -75,11 +84,15 @@ struct WriterOptions {
 };
 
 struct WriterStats {
-  uint64_t appended = 0;         // append() calls, dropped ones included
+  // Once the writer is closed, appended = durable_records + dropped + lost.
+  uint64_t appended = 0;         // append() calls, dropped and lost ones included
   uint64_t written = 0;          // records written to a segment file (maybe not yet synced)
   uint64_t durable_records = 0;  // records written and synced
+  uint64_t durable_steps = 0;    // the steps of those records
   uint64_t durable_bytes = 0;    // file bytes written and synced, over all segments
-  uint64_t dropped = 0;          // records that will never be written
+  uint64_t dropped = 0;          // records refused by a full queue (FullQueuePolicy::kDrop)
+  uint64_t lost = 0;             // records never made durable: the writer failed, or was closed
+  uint64_t lost_steps = 0;       // the steps of those records
   uint64_t bytes_raw = 0;        // uncompressed record bytes written (meta + columns)
   uint64_t bytes_disk = 0;       // file bytes written (headers, chunks, footers)
   uint64_t segments = 0;         // segments published (renamed to .mslog)
@@ -127,6 +140,14 @@ class LogWriter {
     size_t size = 0;
     ChunkSummary summary;
     uint64_t raw_bytes = 0;
+    uint64_t steps = 0;
+  };
+
+  // What became of the open segment after a failure (salvage_segment).
+  struct Salvage {
+    std::string note;        // appended to the error: what was kept, or why it stays .partial
+    bool synced = false;     // the whole chunks written so far are now durable
+    bool published = false;  // renamed to its final name
   };
 
   // Both append()s: takes mu_, waits for room or drops, adds to open_.
@@ -137,7 +158,9 @@ class LogWriter {
   void cut_open() REQUIRES(mu_);  // open_ (not empty) -> full_
   void compress_loop() EXCLUDES(mu_);
   void write_loop() EXCLUDES(mu_);
-  void fail(const std::string& message) REQUIRES(mu_);
+  // Writer thread only, after salvage_segment(): turns the writer off with
+  // `message` (the failure and what became of the segment).
+  void fail(const std::string& message, const Salvage& salvage) REQUIRES(mu_);
   void note_synced() REQUIRES(mu_);  // writer thread
   void account_disk(uint64_t bytes) EXCLUDES(mu_);
 
@@ -147,6 +170,7 @@ class LogWriter {
   std::string write_chunk(const EncodedChunk& chunk) EXCLUDES(mu_);
   std::string sync_segment() EXCLUDES(mu_);
   std::string publish_segment() EXCLUDES(mu_);
+  Salvage salvage_segment() EXCLUDES(mu_);
   int64_t now_ns() const;
   // Adds the calling thread's CPU time since `mark` to cpu_ns_ and moves `mark` on.
   void charge_cpu(int64_t& mark);
@@ -177,6 +201,7 @@ class LogWriter {
   uint64_t inflight_records_ GUARDED_BY(mu_) = 0;  // accepted, not yet written or dropped
   uint64_t inflight_bytes_ GUARDED_BY(mu_) = 0;
   uint64_t accepted_ GUARDED_BY(mu_) = 0;
+  uint64_t accepted_steps_ GUARDED_BY(mu_) = 0;
   uint64_t cut_records_ GUARDED_BY(mu_) = 0;
   uint64_t flush_target_ GUARDED_BY(mu_) = 0;  // accepted_ of the latest flush() still waiting
   uint64_t next_cut_seq_ GUARDED_BY(mu_) = 0;
@@ -185,6 +210,7 @@ class LogWriter {
   int active_compressors_ GUARDED_BY(mu_) = 0;
   bool closing_ GUARDED_BY(mu_) = false;
   bool failed_ GUARDED_BY(mu_) = false;
+  std::string encode_error_ GUARDED_BY(mu_);  // a compressor's; the writer thread fails on it
   WriterStats stats_ GUARDED_BY(mu_);
 
   // Writer thread only:
@@ -196,6 +222,7 @@ class LogWriter {
   std::vector<ChunkSummary> segment_chunks_;
   uint64_t unsynced_bytes_ = 0;
   uint64_t unsynced_records_ = 0;
+  uint64_t unsynced_steps_ = 0;
   std::chrono::steady_clock::time_point last_sync_;
 
   std::atomic<int64_t> cpu_ns_{0};  // charge_cpu, from every thread of the writer

@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "base/log.h"
 #include "explog/reader.h"
 #include "envs/env.h"
 
@@ -134,7 +133,6 @@ ExperienceRecorder::ExperienceRecorder(const RecordConfig& config, const std::st
     throw;
   } catch (const std::exception& e) {
     stats_.error = e.what();
-    base::log_error(std::string("experience recording is off: ") + e.what() + "; training goes on");
   }
   thread_ = std::thread([this] { run(); });
 }
@@ -148,18 +146,17 @@ bool ExperienceRecorder::offer(UnrollPtr unroll) {
     base::MutexLock lock(mu_);
     stats_.unrolls += 1;
     if (!stats_.recording || closed_) {
-      stats_.dropped_steps += steps;
+      stats_.unrecorded_steps += steps;
       return false;
     }
   }
   const bool queued = drop_when_full_ ? queue_.try_push(unroll) : queue_.push(std::move(unroll));
-  if (!queued) drop(steps);
+  if (!queued) {
+    // Refused by a full queue, or by one that close() closed meanwhile.
+    base::MutexLock lock(mu_);
+    (closed_ ? stats_.unrecorded_steps : stats_.dropped_steps) += steps;
+  }
   return queued;
-}
-
-void ExperienceRecorder::drop(int64_t steps) {
-  base::MutexLock lock(mu_);
-  stats_.dropped_steps += steps;
 }
 
 void ExperienceRecorder::run() {
@@ -192,7 +189,7 @@ void ExperienceRecorder::record(std::shared_ptr<const Unroll> unroll) {
   {
     base::MutexLock lock(mu_);
     if (!stats_.recording) {
-      stats_.dropped_steps += T;
+      stats_.unrecorded_steps += T;
       return;
     }
   }
@@ -200,7 +197,6 @@ void ExperienceRecorder::record(std::shared_ptr<const Unroll> unroll) {
   const int64_t action_bytes = shape_.action_bytes();
   const int64_t learner_step = learner_step_.load(std::memory_order_relaxed);
   const uint64_t config_version = config_version_.load(std::memory_order_relaxed);
-  int64_t recorded = 0, dropped = 0;
   std::string error;
   for (int64_t start = 0; start < T;) {
     int64_t end = start + 1;
@@ -230,22 +226,16 @@ void ExperienceRecorder::record(std::shared_ptr<const Unroll> unroll) {
     columns[kLogp] = bytes_at(u.behaviour_logp, start);
     columns[kPolicyVersion] = bytes_at(u.policy_version, start);
     columns[kConfigVersion] = bytes_at(u.config_version, start);
-    const int64_t steps = end - start;
-    if (writer_->append(meta, columns, unroll)) {
-      recorded += steps;
-    } else {
-      dropped += steps;
-      error = writer_->stats().error;
-    }
+    // A refused record is the writer's to count (lost_steps): it is off.
+    handed_steps_.fetch_add(end - start, std::memory_order_relaxed);
+    if (!writer_->append(meta, columns, unroll)) error = writer_->stats().error;
     start = end;
   }
+  if (error.empty()) return;
   base::MutexLock lock(mu_);
-  stats_.recorded_steps += recorded;
-  stats_.dropped_steps += dropped;
-  if (!error.empty() && stats_.recording) {
+  if (stats_.recording) {
     stats_.recording = false;
     stats_.error = error;
-    base::log_error("experience recording is off: " + error + "; training goes on");
   }
 }
 
@@ -260,10 +250,7 @@ void ExperienceRecorder::close() {
   if (thread_.joinable()) thread_.join();
   if (writer_) writer_->close();
   base::MutexLock lock(mu_);
-  if (writer_ && stats_.recording && !writer_->stats().error.empty()) {
-    stats_.error = writer_->stats().error;
-    base::log_error("experience recording failed: " + stats_.error);
-  }
+  if (writer_ && stats_.recording && !writer_->stats().error.empty()) stats_.error = writer_->stats().error;
   stats_.recording = false;
 }
 
@@ -277,6 +264,11 @@ RecorderStats ExperienceRecorder::stats() const {
   s.cpu_seconds = static_cast<double>(cpu_ns_.load(std::memory_order_relaxed)) * 1e-9;
   if (writer_) {
     s.writer = writer_->stats();
+    // Read after the writer's stats: every step it counts as lost was handed to it before.
+    const int64_t handed = handed_steps_.load(std::memory_order_relaxed);
+    const auto lost = static_cast<int64_t>(s.writer.lost_steps);
+    s.recorded_steps = handed - lost;
+    s.unrecorded_steps += lost;
     s.cpu_seconds += s.writer.cpu_seconds;
     // The writer may have failed since the last record (a sync, a segment roll).
     if (s.error.empty() && !s.writer.error.empty()) {

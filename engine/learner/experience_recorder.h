@@ -36,11 +36,13 @@
 //
 // Failure: nothing here throws after construction. A directory that cannot be
 // created or written, a full disk, any write error turns recording off:
-// stats().error says why (naming the path and the errno text), every later
-// unroll is dropped and counted, and training goes on. The caller prints it.
+// stats().error says why (naming the path, the errno text and what the log
+// writer kept), the steps the writer accepted but could not make durable and
+// every later unroll's are counted in stats().unrecorded_steps, and training
+// goes on. Nothing is logged here: the caller reports stats().error, once.
 //
 // Thread-safety: every public member may be called from any thread. Lock
-// order: close_mu_ -> mu_ -> the log writer's locks and base/log's.
+// order: close_mu_ -> mu_ -> the log writer's locks.
 #pragma once
 
 #include <atomic>
@@ -63,8 +65,11 @@ struct RecorderStats {
   bool recording = false;        // a log is being written (false: off after an error, or closed)
   std::string directory;
   int64_t unrolls = 0;           // handed to offer()
-  int64_t recorded_steps = 0;    // steps accepted by the writer (see writer.dropped for its losses)
-  int64_t dropped_steps = 0;     // steps never handed to the writer (full queue, recording off)
+  // Every step offered is in one of these, or still queued.
+  int64_t recorded_steps = 0;    // steps accepted by the writer and not lost by it (durable, or on the way)
+  int64_t dropped_steps = 0;     // steps dropped by a full queue (record.full_queue = "drop")
+  int64_t unrecorded_steps = 0;  // steps recording off never wrote: offered once it was off or closed,
+                                 // or accepted by the writer but lost when it failed
   int64_t queued_unrolls = 0;    // waiting in the recorder's queue
   explog::WriterStats writer;    // records written and durable, bytes raw and on disk, segments
   std::string error;             // why recording is off; empty while it works
@@ -114,7 +119,6 @@ class ExperienceRecorder {
  private:
   void run() EXCLUDES(mu_);
   void record(std::shared_ptr<const Unroll> unroll) EXCLUDES(mu_);
-  void drop(int64_t steps) EXCLUDES(mu_);
 
   const bool drop_when_full_;  // record.full_queue == "drop"
   const std::string directory_;
@@ -127,9 +131,12 @@ class ExperienceRecorder {
   std::atomic<int64_t> learner_step_{0};
   std::atomic<uint64_t> config_version_{0};
   std::atomic<int64_t> cpu_ns_{0};  // the recorder thread's CPU time
+  // Steps handed to writer_->append(), counted before each call, so that the
+  // writer's lost_steps (refused or lost records) never exceeds it.
+  std::atomic<int64_t> handed_steps_{0};
 
   mutable base::Mutex mu_;
-  RecorderStats stats_ GUARDED_BY(mu_);  // writer stats are read at stats()
+  RecorderStats stats_ GUARDED_BY(mu_);  // recorded_steps and writer stats are made at stats()
   bool closed_ GUARDED_BY(mu_) = false;
 
   base::Mutex close_mu_ ACQUIRED_BEFORE(mu_);  // serializes close()

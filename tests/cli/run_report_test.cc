@@ -117,6 +117,7 @@ TEST(AddCounters, RecorderStats) {
   engine::RecorderStats r;
   r.recorded_steps = 1000;
   r.dropped_steps = 4;
+  r.unrecorded_steps = 7;
   r.writer.durable_records = 10;
   r.writer.bytes_disk = 1 << 20;
   r.writer.bytes_raw = 3 << 20;
@@ -127,6 +128,8 @@ TEST(AddCounters, RecorderStats) {
   const std::string json = row.to_json();
   EXPECT_NE(json.find("\"record_steps\": 1000"), std::string::npos) << json;
   EXPECT_NE(json.find("\"record_dropped_steps\": 4"), std::string::npos) << json;
+  // Steps recording off never wrote have their own column: "dropped" is a full queue's.
+  EXPECT_NE(json.find("\"record_unrecorded_steps\": 7"), std::string::npos) << json;
   EXPECT_NE(json.find("\"record_durable_records\": 10"), std::string::npos) << json;
   EXPECT_NE(json.find("\"record_disk_mb\": 1"), std::string::npos) << json;
   EXPECT_NE(json.find("\"record_cpu_s\": 0.5"), std::string::npos) << json;

@@ -1,14 +1,11 @@
-// A real `moonseed run` whose run directory is on a small tmpfs that fills up:
-// checkpoints and metrics rows fail, the run goes on, and what is on disk
-// stays usable (docs/reliability.md "A full disk: checkpoints and metrics").
-// Mounting needs root (CI runs as root); elsewhere the test is skipped.
-#include <fcntl.h>
+// A real `moonseed run` whose run directory, or experience log, is on a small
+// tmpfs that fills up: checkpoints, metrics rows or recording fail, the run
+// goes on, and what is on disk stays usable (docs/reliability.md "A full
+// disk: checkpoints and metrics" and "A full disk: the experience log").
+// Mounting needs root (CI runs as root); elsewhere the tests are skipped.
 #include <signal.h>
-#include <sys/mount.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
+#include <cctype>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -18,6 +15,7 @@
 
 #include "tests/e2e/checkpoint_files.h"
 #include "tests/e2e/process.h"
+#include "tests/small_disk.h"
 
 namespace moonseed::testing {
 namespace {
@@ -26,48 +24,41 @@ namespace fs = std::filesystem;
 
 const std::string kBinary = MOONSEED_BINARY;
 const std::string kR2d2 = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_r2d2.lua";
+const std::string kVtrace = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
 
 class FullDisk : public ::testing::Test {
  protected:
   void SetUp() override {
     work_ = make_temp_dir("moonseed-full-disk");
     disk_ = work_ + "/disk";
-    fs::create_directory(disk_);
     // 4 MiB: one R2D2 checkpoint of this run (~2.2 MB) fits, a second beside it does not.
-    if (::mount("tmpfs", disk_.c_str(), "tmpfs", 0, "size=4m") != 0) {
-      GTEST_SKIP() << "cannot mount a tmpfs on " << disk_ << " (" << std::strerror(errno)
-                   << "): the full-disk test needs root (or CAP_SYS_ADMIN)";
-    }
-    mounted_ = true;
+    if (!small_disk_.mount(disk_, "4m")) GTEST_SKIP() << small_disk_.mount_error();
   }
 
   void TearDown() override {
     learner_.reset();  // killed if still running, so nothing holds the mount
-    // Lazily when something still does: it goes once that lets go.
-    if (mounted_ && ::umount(disk_.c_str()) != 0) ::umount2(disk_.c_str(), MNT_DETACH);
+    small_disk_.unmount();
     std::error_code ec;
     fs::remove_all(work_, ec);
   }
 
-  // Fills the disk to its last byte with one file: big writes, then ever smaller ones.
-  void fill() {
-    const int fd = ::open((disk_ + "/filler").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    ASSERT_GE(fd, 0) << std::strerror(errno);
-    const std::string block(1 << 16, 'x');
-    for (size_t size = block.size(); size > 0; size /= 2) {
-      while (::write(fd, block.data(), size) == static_cast<ssize_t>(size)) {
-      }
-    }
-    ::close(fd);
-  }
+  void fill() { small_disk_.fill(); }
+  void remount(const std::string& size) { small_disk_.resize(size); }
 
-  void remount(const std::string& size) {
-    ASSERT_EQ(::mount("tmpfs", disk_.c_str(), "tmpfs", MS_REMOUNT, ("size=" + size).c_str()), 0)
-        << std::strerror(errno);
+  // Runs `moonseed ARGS` to its end with its output in WORK/NAME; returns the
+  // output, after checking that it exited with 0.
+  std::string run_to_exit(std::vector<std::string> args, const std::string& name) {
+    const std::string log = work_ + "/" + name;
+    args.insert(args.begin(), kBinary);
+    learner_ = std::make_unique<ChildProcess>(args, log);
+    const std::optional<int> code = learner_->wait(120);
+    const std::string out = read_file(log);
+    EXPECT_EQ(code, std::optional<int>(0)) << out;
+    return out;
   }
 
   std::string work_, disk_;
-  bool mounted_ = false;
+  SmallDisk small_disk_;
   std::unique_ptr<ChildProcess> learner_;
 };
 
@@ -155,6 +146,116 @@ TEST_F(FullDisk, CheckpointsAndMetricsRowsFailButTheRunGoesOnAndKeepsWhatItHas) 
     ++loaded;
   }
   EXPECT_GE(loaded, 1u);
+}
+
+// The lines of `text` holding `needle`.
+std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    if (line.find(needle) != std::string::npos) out.push_back(line);
+    start = end + 1;
+  }
+  return out;
+}
+
+const std::string kRecordingOff = "experience recording is off, training goes on without it";
+
+// `out` says once that recording is off, on the line naming the log's file and the error.
+void expect_recording_off_said_once(const std::string& out, const std::string& experience) {
+  const std::vector<std::string> lines = lines_with(out, kRecordingOff);
+  ASSERT_EQ(lines.size(), 1u) << out;
+  EXPECT_NE(lines[0].find("cannot write " + experience + "/experience-"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("No space left on device"), std::string::npos) << lines[0];
+}
+
+// `moonseed log verify` passes on the log, and no segment is left .partial.
+void expect_log_verifies(const std::string& experience, const std::string& out) {
+  ChildProcess verify({kBinary, "log", "verify", experience}, out);
+  EXPECT_EQ(verify.wait(60), std::optional<int>(0)) << read_file(out);
+  for (const std::string& file : file_names(experience)) EXPECT_EQ(file.find(".partial"), std::string::npos);
+}
+
+// The log filled its disk with a torn chunk and stayed .partial, so `log
+// verify` failed; recording off was said twice (by the log writer and the
+// recorder) and repeated in the summary, which counted the steps never
+// recorded as "dropped"; a resume on the still full disk left an empty
+// .partial behind and said it twice again.
+TEST_F(FullDisk, RecordingStopsOnAFullDiskSaysItOncePublishesTheLogAndAResumeTrainsWithoutIt) {
+  remount("256k");  // a few hundred KB of log: a fraction of a second of CartPole
+  const std::string runs = work_ + "/runs";
+  const std::string experience = disk_ + "/experience";
+
+  // stop.frames: the log fills its disk long before (every step trained on is
+  // recorded); chunks of 16 KiB, so that several fit before it is full.
+  const std::string out = run_to_exit({"run", kVtrace, "runs_dir=" + runs, "record.enabled=true",
+                                       "record.dir=\"" + experience + "\"", "record.chunk_kb=16",
+                                       "stop.frames=200000", "stop.return_mean=0", "log.interval_s=0.25",
+                                       "log.progress=false"},
+                                      "learner.log");
+  expect_recording_off_said_once(out, experience);
+  EXPECT_EQ(count(out, "No space left on device"), 1u) << out;
+  // The summary counts the steps recording off never wrote, as such.
+  EXPECT_EQ(lines_with(out, "steps unrecorded").size(), 1u) << out;
+  EXPECT_EQ(out.find("dropped"), std::string::npos) << out;
+  // The segment being written is published with its whole chunks.
+  expect_log_verifies(experience, work_ + "/verify.log");
+  const std::string dir = list_dirs(runs).at(0);
+  const std::string metrics = dir + "/metrics.jsonl";
+  EXPECT_EQ(lines_that_are_not_json(metrics, work_ + "/python.log"), "");
+  EXPECT_EQ(count(read_file(metrics), "\"event\": \"record_off\""), 1u);
+  const std::vector<MetricsRow> rows = read_metrics(metrics);
+  EXPECT_EQ(last(rows, "record_dropped_steps"), 0);
+  EXPECT_GT(last(rows, "record_unrecorded_steps"), 0);
+  EXPECT_GT(last(rows, "record_steps"), 0);
+  const double trained = last(rows, "optimizer_steps");
+
+  // The disk is still full at --resume: the log cannot even take a new
+  // segment's header. The run trains on without it, saying so once.
+  fill();
+  const std::string resumed =
+      run_to_exit({"run", "--resume", dir, "stop.frames=400000", "log.progress=false"}, "resumed.log");
+  expect_recording_off_said_once(resumed, experience);
+  EXPECT_EQ(count(resumed, "No space left on device"), 1u) << resumed;
+  EXPECT_GT(last(read_metrics(metrics), "optimizer_steps"), trained) << resumed;
+  expect_log_verifies(experience, work_ + "/verify-resumed.log");
+  EXPECT_EQ(lines_that_are_not_json(metrics, work_ + "/python.log"), "");
+  EXPECT_EQ(count(read_file(metrics), "\"event\": \"record_off\""), 2u);  // one per run
+}
+
+// The number in `text` just before `suffix` (" optimizer steps"), or -1.
+int64_t number_before(const std::string& text, const std::string& suffix) {
+  const size_t end = text.find(suffix);
+  if (end == std::string::npos) return -1;
+  size_t start = end;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(text[start - 1]))) --start;
+  return start == end ? -1 : std::stoll(text.substr(start, end - start));
+}
+
+// The run directory itself on the full disk (the log in RUN_DIR/experience):
+// --resume stopped at once, unable to rewrite config.lua, before training.
+TEST_F(FullDisk, AResumeWhoseRunDirectoryIsOnAFullDiskTrainsWithoutRecording) {
+  run_to_exit({"run", kVtrace, "runs_dir=" + disk_, "record.enabled=true", "record.chunk_kb=16",
+               "stop.frames=30000", "stop.return_mean=0", "log.progress=false"},
+              "learner.log");
+  const std::string dir = list_dirs(disk_).at(0);
+  const std::string experience = dir + "/experience";
+
+  fill();
+  // Exit code 0: the final checkpoint fails, but the first run's is there to resume from.
+  const std::string out =
+      run_to_exit({"run", "--resume", dir, "stop.frames=60000", "log.progress=false"}, "resumed.log");
+  // The run directory's own files fail too, each said once; recording off is one line.
+  expect_recording_off_said_once(out, experience);
+  EXPECT_EQ(count(out, "config.lua keeps the config from before"), 1u) << out;
+  // Trained: more optimizer steps at the stop than in the checkpoint it resumed.
+  const int64_t resumed_at = number_before(out, " steps)\n");
+  ASSERT_GT(resumed_at, 0) << out;
+  EXPECT_GT(number_before(out, " optimizer steps"), resumed_at) << out;
+  expect_log_verifies(experience, work_ + "/verify.log");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Experience log behaviour that needs a real second process: a writer killed
 // with SIGKILL, a writer whose file size limit is reached (RLIMIT_FSIZE, the
-// EFBIG of a full quota), and a directory another user cannot write.
+// EFBIG of a full quota: it publishes what it wrote whole, without the footer
+// that no longer fits), and a directory another user cannot write.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -8,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -118,25 +120,40 @@ TEST(ExplogProcess, FileSizeLimitTurnsTheWriterOffWithoutBlockingTheCaller) {
                                     << text;
   std::map<std::string, std::string> stats = parse_stats(text);
   const std::string partial = dir.path() + "/experience-000001.mslog.partial";
+  const std::string published = dir.path() + "/experience-000001.mslog";
   EXPECT_NE(stats["error"].find("cannot write " + partial + ": " + std::strerror(EFBIG)),
             std::string::npos)
       << stats["error"];
+  // The error says what was kept: the segment, published under its final name.
+  EXPECT_NE(stats["error"].find("; " + published + " keeps its "), std::string::npos) << stats["error"];
   const uint64_t appended = std::stoull(stats["appended"]);
   const uint64_t durable = std::stoull(stats["durable"]);
-  const uint64_t dropped = std::stoull(stats["dropped"]);
-  EXPECT_GE(dropped, 1000u);
-  EXPECT_EQ(appended, durable + dropped);
+  const uint64_t lost = std::stoull(stats["lost"]);
+  // Nothing was refused by a full queue: every record not durable was lost to the failure.
+  EXPECT_EQ(stats["dropped"], "0");
+  EXPECT_GE(lost, 1000u);
+  EXPECT_EQ(appended, durable + lost);
   EXPECT_GT(durable, 0u);
+  EXPECT_EQ(stats["segments"], "1");
 
-  // What was synced before the limit is readable; the failed write may have
-  // left a torn chunk.
+  // Cut back to its last whole chunk and renamed: it verifies clean and holds
+  // exactly the durable records.
+  EXPECT_FALSE(std::filesystem::exists(partial));
   LogReader reader(dir.path());
-  for (const LogProblem& p : reader.problems()) EXPECT_TRUE(p.torn) << p.message;
+  EXPECT_TRUE(reader.verify().empty()) << reader.verify().front().message;
+  ASSERT_EQ(reader.segments().size(), 1u);
+  EXPECT_EQ(reader.segments()[0].path, published);
+  // The limit leaves no room for the footer: a published segment may end without one.
+  EXPECT_FALSE(reader.segments()[0].has_footer);
+  EXPECT_NE(stats["error"].find("(no room for its footer)"), std::string::npos) << stats["error"];
   const std::vector<Record> records = read_all(reader);
-  ASSERT_GE(records.size(), durable);
+  ASSERT_EQ(records.size(), durable);
+  uint64_t steps = 0;
   for (size_t i = 0; i < records.size(); ++i) {
     ASSERT_EQ(records[i].meta, known_record(static_cast<int64_t>(i)).meta) << i;
+    steps += static_cast<uint64_t>(records[i].meta.steps);
   }
+  EXPECT_EQ(stats["durable_steps"], std::to_string(steps));
 }
 
 TEST(ExplogProcess, DirectoryThatTheUserCannotWriteIsAClearErrorAtConstruction) {

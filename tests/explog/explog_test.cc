@@ -547,13 +547,16 @@ TEST(ExplogLog, RecordThatDoesNotMatchTheSchemaIsRejected) {
   EXPECT_EQ(w.stats().appended, 0u);
 }
 
-TEST(ExplogLog, AppendAfterCloseIsDropped) {
+TEST(ExplogLog, AppendAfterCloseIsLostNotDropped) {
   TempDir dir;
   LogWriter w(known_schema(), options_for(dir.path()));
   w.close();
   EXPECT_FALSE(w.append(known_record(1)));
   EXPECT_FALSE(w.flush());
-  EXPECT_EQ(w.stats().dropped, 1u);
+  // "dropped" is for a full queue only.
+  EXPECT_EQ(w.stats().dropped, 0u);
+  EXPECT_EQ(w.stats().lost, 1u);
+  EXPECT_EQ(w.stats().lost_steps, static_cast<uint64_t>(known_record(1).meta.steps));
 }
 
 TEST(ExplogLog, ReaderOfAPathWithoutALogThrowsNamingIt) {

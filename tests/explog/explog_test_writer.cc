@@ -30,11 +30,13 @@ using moonseed::explog::testing::known_record;
 using moonseed::explog::testing::known_schema;
 
 void print_stats(const WriterStats& s) {
-  std::printf("appended=%llu\nwritten=%llu\ndurable=%llu\ndropped=%llu\nsegments=%llu\nerror=%s\n",
+  std::printf("appended=%llu\nwritten=%llu\ndurable=%llu\ndurable_steps=%llu\ndropped=%llu\nlost=%llu\n"
+              "lost_steps=%llu\nsegments=%llu\nerror=%s\n",
               static_cast<unsigned long long>(s.appended), static_cast<unsigned long long>(s.written),
               static_cast<unsigned long long>(s.durable_records),
-              static_cast<unsigned long long>(s.dropped), static_cast<unsigned long long>(s.segments),
-              s.error.c_str());
+              static_cast<unsigned long long>(s.durable_steps), static_cast<unsigned long long>(s.dropped),
+              static_cast<unsigned long long>(s.lost), static_cast<unsigned long long>(s.lost_steps),
+              static_cast<unsigned long long>(s.segments), s.error.c_str());
   std::fflush(stdout);
 }
 
