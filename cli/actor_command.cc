@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/auth_token.h"
 #include "cli/commands.h"
 #include "engine/config/actor_config.h"
 #include "actor/actor_loop.h"
@@ -61,7 +62,7 @@ class LuaRewardShaping final : public actor::GroupHook {
 };
 
 const char* kHelp =
-    "usage: moonseed actor --connect ADDRESS [--actor-id N] [--auth-token T]\n"
+    "usage: moonseed actor --connect ADDRESS [--actor-id N] [--auth-token-file FILE]\n"
     "                      [--reconnect-for SECONDS]\n"
     "       (moonseed-actor, beside the moonseed binary, takes the same arguments)\n"
     "\n"
@@ -74,8 +75,9 @@ const char* kHelp =
     "\n"
     "If the learner goes away the actor reconnects with backoff for at most\n"
     "--reconnect-for seconds (default 60), then exits with code 3.\n"
-    "The auth token defaults to $MOONSEED_AUTH_TOKEN; a learner started with that\n"
-    "variable refuses actors without the same token.\n"
+    "The auth token is the first line of --auth-token-file FILE (keep it mode 600),\n"
+    "else $MOONSEED_AUTH_TOKEN; a learner started with a token refuses actors\n"
+    "without the same one. There is no --auth-token: ps would show it to every user.\n"
     "Exit codes: 0 the learner said bye or SIGINT/SIGTERM, 3 unreachable, 4 refused.\n";
 
 std::atomic<bool> g_stop{false};
@@ -90,6 +92,7 @@ int actor_command(const Args& args) {
     return 0;
   }
   actor::ActorOptions options;
+  std::string token_file;
   for (size_t i = 0; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) throw std::invalid_argument(args[i] + " needs a value");
@@ -99,8 +102,11 @@ int actor_command(const Args& args) {
       options.address = value();
     } else if (args[i] == "--actor-id") {
       options.actor_id = std::stoi(value());
+    } else if (args[i] == "--auth-token-file") {
+      token_file = value();
     } else if (args[i] == "--auth-token") {
-      options.auth_token = value();
+      std::cerr << "moonseed actor: " << auth_token_on_command_line_message() << "\n";
+      return 2;
     } else if (args[i] == "--reconnect-for") {
       options.reconnect_for_s = std::stod(value());
     } else {
@@ -108,8 +114,11 @@ int actor_command(const Args& args) {
       return 2;
     }
   }
-  if (options.auth_token.empty()) {
-    if (const char* token = std::getenv("MOONSEED_AUTH_TOKEN")) options.auth_token = token;
+  try {
+    options.auth_token = auth_token(token_file);
+  } catch (const std::exception& e) {
+    std::cerr << "moonseed actor: " << e.what() << "\n";
+    return 2;
   }
   if (options.address.empty()) {
     std::cerr << "moonseed actor: --connect ADDRESS is required\n\n" << kHelp;

@@ -1,6 +1,7 @@
 #include "cli/run.h"
 
 #include <poll.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <stdexcept>
 
 #include "base/log.h"
+#include "cli/auth_token.h"
 #include "cli/commands.h"
 #include "cli/hot_reload.h"
 #include "cli/local_actors.h"
@@ -24,6 +26,7 @@
 #include "cli/run_report.h"
 #include "engine/config/schedule.h"
 #include "engine/learner/learner.h"
+#include "rpc/address.h"
 #include "rpc/control_socket.h"
 #include "rpc/server.h"
 
@@ -208,6 +211,9 @@ Run::~Run() {
 double Run::elapsed_s() const { return now_s() - t0_; }
 
 void Run::setup() {
+  // Output piped into a reader that goes away (head, a closed ssh session)
+  // must not kill the run before its final checkpoint: writes fail instead.
+  ::signal(SIGPIPE, SIG_IGN);
   open_run_directory();
   warn_if_reference_blas();
   signals_ = std::make_unique<SignalWaiter>();
@@ -232,6 +238,7 @@ void Run::open_run_directory() {
   scripts::LoadedExperiment loaded = scripts::load_experiment_sources(loaded_from_, options_.overrides);
   cfg_ = loaded.config;
   sources_ = std::move(loaded.sources);
+  protect();
   if (!dir_) {
     dir_ = engine::RunDirectory::create(cfg_.runs_dir, cfg_.name);
     save_sources(*dir_, sources_);
@@ -244,11 +251,30 @@ void Run::open_run_directory() {
   }
 }
 
+// Before anything is written or served: the run's files are private (or the
+// group's), and a learner reachable from other hosts has a token.
+void Run::protect() {
+  ::umask(cfg_.group_access ? 027 : 077);
+  auth_token_ = auth_token(options_.auth_token_file);
+  // Local actors read it from the environment they inherit.
+  if (!options_.auth_token_file.empty()) ::setenv(kAuthTokenVariable, auth_token_.c_str(), 1);
+  if (cfg_.topology.listen.empty()) return;
+  if (rpc::only_this_host(rpc::require_address(cfg_.topology.listen))) return;
+  if (auth_token_.empty() && !options_.insecure) {
+    throw std::invalid_argument("topology.listen = \"" + cfg_.topology.listen +
+                                "\" can be reached from other hosts, and without an auth token anyone who "
+                                "reaches it can join as an actor and feed the learner's training; give "
+                                "--auth-token-file FILE (or set MOONSEED_AUTH_TOKEN), or pass --insecure");
+  }
+  if (auth_token_.empty()) {
+    base::log_warning("listening on " + cfg_.topology.listen + " without an auth token (--insecure)");
+  }
+}
+
 // The learner, restored on --resume or warm-started, recording if asked.
 engine::Counters Run::start_learner() {
   learner_ = std::make_unique<engine::Learner>(cfg_, dir_->run_id());
-  // Local actors inherit the variable; remote ones are given it (or --auth-token).
-  if (const char* token = std::getenv("MOONSEED_AUTH_TOKEN")) learner_->set_auth_token(token);
+  if (!auth_token_.empty()) learner_->set_auth_token(auth_token_);
   metrics_ = std::make_unique<engine::MetricsLog>(dir_->metrics_path());
   engine::Counters start;
   if (!options_.resume_dir.empty()) start = resume();

@@ -60,6 +60,8 @@ struct RunOptions {
   bool quiet = false;                  // no progress line
   bool watch = true;                   // hot reload on saving the script
   std::string announce;                // a file to write the run directory's path to
+  std::string auth_token_file;         // the token actors must present (else $MOONSEED_AUTH_TOKEN)
+  bool insecure = false;               // listen beyond this host without a token
 };
 
 class Run {
@@ -82,6 +84,7 @@ class Run {
 
  private:
   void open_run_directory();
+  void protect();  // umask, auth token, and no open listening without one
   engine::Counters start_learner();  // returns the counters it starts from
   engine::Counters resume();         // --resume: restores the newest complete checkpoint
   // Saves a checkpoint named after the step it holds and prunes; throws what saving throws.
@@ -99,6 +102,7 @@ class Run {
 
   const RunOptions options_;
   std::string loaded_from_;  // the script, or RUN_DIR/config.lua on --resume
+  std::string auth_token_;  // actors must present it ("" = none)
   std::vector<scripts::ScriptSource> sources_;
   engine::ExperimentConfig cfg_;  // replaced by hot reload and `set`
   std::optional<engine::RunDirectory> dir_;

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cli/auth_token.h"
 #include "cli/commands.h"
 #include "cli/run.h"
 
@@ -11,7 +12,8 @@ namespace {
 
 const char* kHelp =
     "usage: moonseed run SCRIPT.lua [key=value...] [--quiet] [--no-watch] [--announce FILE]\n"
-    "       moonseed run --resume RUN_DIR [key=value...] [--quiet] [--no-watch]\n"
+    "                    [--auth-token-file FILE] [--insecure]\n"
+    "       moonseed run --resume RUN_DIR [key=value...] [same options]\n"
     "\n"
     "Trains the experiment the script declares: a learner in this process and\n"
     "topology.actors local actor processes over a Unix socket (or TCP when\n"
@@ -20,7 +22,8 @@ const char* kHelp =
     "\n"
     "Every run gets a directory RUNS_DIR/NAME-DATE-TIME with config.lua (the\n"
     "resolved config), metrics.jsonl (one JSON object per log tick), checkpoints/\n"
-    "and actors/ (actor logs). SIGINT or SIGTERM saves a checkpoint and exits;\n"
+    "and actors/ (actor logs), readable by you only (group_access=true: by your\n"
+    "group too). SIGINT or SIGTERM saves a checkpoint and exits;\n"
     "--resume continues from the newest complete checkpoint of RUN_DIR.\n"
     "\n"
     "Hot reload: saving the script (or a recipe it extends) while the run trains\n"
@@ -36,8 +39,11 @@ const char* kHelp =
     "--announce FILE writes the run directory's path to FILE once it exists\n"
     "(how ms.start finds the run it started).\n"
     "\n"
-    "With MOONSEED_AUTH_TOKEN set, actors must present the same token (local\n"
-    "actors inherit it; remote ones use the variable or --auth-token).\n"
+    "With a token (the first line of --auth-token-file FILE, else\n"
+    "$MOONSEED_AUTH_TOKEN) actors must present the same one; local actors get it\n"
+    "through the environment, remote ones use --auth-token-file or the variable.\n"
+    "A learner that listens beyond this host (topology.listen on an address other\n"
+    "than loopback) refuses to start without a token unless given --insecure.\n"
     "\n"
     "The run stops at the first of stop.frames, stop.seconds or stop.return_mean\n"
     "(mean return over the last 100 episodes, once 100 episodes have ended).\n";
@@ -53,6 +59,13 @@ RunOptions parse(const Args& args) {
       out.quiet = true;
     } else if (a == "--no-watch") {
       out.watch = false;
+    } else if (a == "--auth-token-file") {
+      if (i + 1 >= args.size()) throw std::invalid_argument("--auth-token-file needs a file");
+      out.auth_token_file = args[++i];
+    } else if (a == "--auth-token") {
+      throw std::invalid_argument(auth_token_on_command_line_message());
+    } else if (a == "--insecure") {
+      out.insecure = true;
     } else if (a == "--announce") {
       if (i + 1 >= args.size()) throw std::invalid_argument("--announce needs a file");
       out.announce = args[++i];

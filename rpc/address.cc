@@ -42,6 +42,20 @@ bool is_host_name(std::string_view host) {
 
 }  // namespace
 
+bool only_this_host(const Address& address) {
+  if (address.kind == Address::Kind::kUnix) return true;
+  if (address.host == "localhost") return true;
+  in_addr v4;
+  if (inet_pton(AF_INET, address.host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6;
+  if (inet_pton(AF_INET6, address.host.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    // ::ffff:127.x.y.z, an IPv4 loopback address written as IPv6.
+    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+  }
+  return false;
+}
+
 std::string Address::to_string() const {
   if (kind == Kind::kUnix) return std::string(kUnixPrefix) + path;
   const bool bracket = host.find(':') != std::string::npos;

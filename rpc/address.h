@@ -36,4 +36,9 @@ std::optional<Address> parse_address(std::string_view text, std::string* error =
 
 Address require_address(std::string_view text);
 
+// True when only this host can connect to `address`: a Unix socket, or TCP on
+// a loopback address (127.0.0.0/8, ::1, "localhost"). A host name other than
+// localhost counts as reachable from elsewhere: it may resolve to anything.
+bool only_this_host(const Address& address);
+
 }  // namespace moonseed::rpc

@@ -152,6 +152,7 @@ struct ExperimentConfig {
   std::string algo = "vtrace";
   uint64_t seed = 1;
   std::string runs_dir = "runs";  // run directories are created under it
+  bool group_access = false;      // the run's files are the owner's only (umask 077), else group-readable (027)
   EnvConfig env;
   models::ModelSpec model;
   VTraceConfig vtrace;

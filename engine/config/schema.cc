@@ -140,6 +140,9 @@ std::vector<FieldSchema> build_schema() {
               "seed of the learner and, offset per env, of the actors' envs"),
       with_rule(string(MOONSEED_FIELD(runs_dir), {}, kRestart, "directory under which run directories are created"),
                 "non-empty", non_empty_rule),
+      boolean(MOONSEED_FIELD(group_access), kRestart,
+              "the run's directory and files are readable by the owner's group too (umask 027); false: by the "
+              "owner only (umask 077)"),
 
       string(MOONSEED_FIELD(env.id), {}, kRestart, "Gymnasium id of a built-in environment"),
       number_map(MOONSEED_FIELD(env.options), kRestart,
@@ -292,7 +295,7 @@ std::vector<FieldSchema> build_schema() {
 [[maybe_unused]] void schema_lists_every_member(ExperimentConfig& c) {
   // `schedules` is not a field: it belongs to the fields it schedules.
   // `reward_shaping` is kRewardShapingPath, handled by hand (schema.h).
-  [[maybe_unused]] auto& [name, algo, seed, runs_dir, env, model, vtrace, r2d2, optimizer, topology, inference,
+  [[maybe_unused]] auto& [name, algo, seed, runs_dir, group_access, env, model, vtrace, r2d2, optimizer, topology, inference,
                           learner, stop, log, checkpoint, record, warm_start, schedules, reward_shaping] = c;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
   [[maybe_unused]] auto& [env_id, env_options] = c.env;

@@ -139,29 +139,6 @@ TEST(EndToEnd, ARemoteActorJoinsOverTcp) {
   EXPECT_EQ(remote.wait(30), std::optional<int>(0)) << read_file(run.runs_dir + "/remote.log");
 }
 
-TEST(EndToEnd, WithAnAuthTokenOnlyActorsThatPresentItAreAdmitted) {
-  CartpoleRun run;
-  ::setenv("MOONSEED_AUTH_TOKEN", "s3cret", 1);  // the learner and its local actor inherit it
-  ChildProcess learner(run.args({"stop.seconds=300", "topology.transport=\"tcp\"", "topology.local_actors=1"}),
-                       run.log);
-  ::unsetenv("MOONSEED_AUTH_TOKEN");
-  const std::string address = run.address_once_connected(1, 60);
-  ASSERT_FALSE(address.empty()) << read_file(run.log);
-
-  ChildProcess intruder({kBinary, "actor", "--connect", address, "--auth-token", "guess"},
-                        run.runs_dir + "/intruder.log");
-  EXPECT_EQ(intruder.wait(30), std::optional<int>(4)) << read_file(run.runs_dir + "/intruder.log");
-  EXPECT_NE(read_file(run.runs_dir + "/intruder.log").find("wrong auth token"), std::string::npos);
-
-  ChildProcess friend_actor({kBinary, "actor", "--connect", address, "--auth-token", "s3cret"},
-                            run.runs_dir + "/friend.log");
-  EXPECT_TRUE(eventually(60, [&] { return last(run.metrics(), "actors") == 2; }))
-      << read_file(run.runs_dir + "/friend.log");
-  learner.signal(SIGTERM);
-  EXPECT_EQ(learner.wait(60), std::optional<int>(0)) << read_file(run.log);
-  EXPECT_EQ(friend_actor.wait(30), std::optional<int>(0));
-}
-
 TEST(EndToEnd, AnActorReconnectsWhenItsLearnerComesBack) {
   CartpoleRun first_run, second_run;
   const std::string socket = first_run.runs_dir + "/learner.sock";

@@ -111,4 +111,15 @@ TEST(Address, RequireAddressThrowsInvalidArgumentWithTheSameMessage) {
 }
 
 }  // namespace
+TEST(Address, OnlyUnixSocketsAndLoopbackAddressesAreReachableOnlyFromThisHost) {
+  for (const char* local : {"unix:/tmp/l.sock", "tcp:127.0.0.1:5000", "tcp:127.8.9.10:1", "tcp:[::1]:5000",
+                            "tcp:localhost:5000", "tcp:[::ffff:127.0.0.1]:5000"}) {
+    EXPECT_TRUE(only_this_host(require_address(local))) << local;
+  }
+  for (const char* open : {"tcp:0.0.0.0:5000", "tcp:[::]:5000", "tcp:10.0.0.7:5000", "tcp:learner.lan:5000",
+                           "tcp:128.0.0.1:5000", "tcp:[::ffff:10.0.0.1]:5000"}) {
+    EXPECT_FALSE(only_this_host(require_address(open))) << open;
+  }
+}
+
 }  // namespace moonseed::rpc

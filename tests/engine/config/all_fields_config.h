@@ -12,6 +12,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.algo = "r2d2";
   c.seed = 123456789012345;
   c.runs_dir = "/tmp/some \"quoted\" runs";
+  c.group_access = true;
   c.env.id = "CartPole-v1";  // the env every build has: cannot differ
   c.env.options = {{"max_episode_steps", 200}};
   c.model.kind = "layers";
