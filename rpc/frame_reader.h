@@ -55,6 +55,10 @@ class FrameReader {
   // received away; allocates nothing.
   void set_limits(const FrameLimits& limits, size_t initial_bytes);
 
+  // Drops every byte received and not handed out (the stream is being
+  // abandoned); keeps the buffer.
+  void clear() { begin_ = end_ = 0; }
+
   size_t buffered() const { return end_ - begin_; }
   size_t capacity() const { return storage_.size() * sizeof(uint64_t); }  // bytes held
   const FrameLimits& limits() const { return limits_; }

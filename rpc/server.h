@@ -13,6 +13,17 @@
 // exactly once for every connection that was given to on_connect, and never for
 // the others.
 //
+// Limits (ServerOptions; docs/security.md): before its Hello is accepted a
+// connection may send frames of max_hello_frame_bytes, must send its Hello
+// within hello_timeout, and counts against max_unauthenticated (beyond which
+// new connections get a Bye asking them to retry and are closed at once). A
+// started frame must be whole within frame_timeout. Each read buffer grows
+// with the bytes received, not with a frame's claimed size. accept() that
+// fails for want of descriptors or memory is retried with backoff. A
+// refusal the service flags as bad credentials counts against the peer's
+// TCP address (AuthThrottle in rpc/guards.h). Warnings a peer can repeat at
+// will are logged at most once per log_interval.
+//
 // Ownership: the Server borrows the service, which must outlive it. Links given
 // to the service may be kept past the server's destruction: their send_*
 // calls are then dropped.

@@ -485,6 +485,9 @@ void Session::begin_close(const std::string& reason, CloseWith with) {
   state_ = State::kClosing;
   allow_direct_writes(false);
   close_reason_ = reason;
+  // The lingering close reads into the buffer and drops what it reads: it
+  // must have room (a full buffer would make every read complete at once, empty).
+  reader_.clear();
   if (with == CloseWith::kNothing) {
     finish_close();
     return;
