@@ -176,7 +176,11 @@ Welcome Client::hello(const Hello& hello, std::chrono::milliseconds timeout) {
     case Got::kMessage: break;
   }
   if (auto* welcome = std::get_if<Welcome>(&incoming_)) return std::move(*welcome);
-  if (auto* bye = std::get_if<Bye>(&incoming_)) throw HandshakeRefused(bye->reason);
+  if (auto* bye = std::get_if<Bye>(&incoming_)) {
+    // A Bye that asks to reconnect (the learner is busy) is no refusal: try again later.
+    if (bye->reconnect) throw ConnectionError("learner asks to try again: " + bye->reason);
+    throw HandshakeRefused(bye->reason);
+  }
   const std::string got = message_name(incoming_);
   end("expected Welcome, got " + got);
   throw ConnectionError("expected Welcome from the learner, got " + got);

@@ -12,7 +12,8 @@
 //
 // Failure: connect() makes one attempt, bounded by the timeout, and throws
 // ConnectionError (retrying is the caller's policy). hello() throws
-// HandshakeRefused with the learner's reason, or ConnectionError. send() throws
+// HandshakeRefused with the learner's reason, or ConnectionError (also for a
+// Bye that asks to reconnect: the learner is busy, try again later). send() throws
 // ConnectionError when the connection is gone. receive() reports timeouts and
 // closes as values; a malformed frame from the learner closes the connection
 // and comes back as Closed with the reason. Frames above limits.max_frame_bytes

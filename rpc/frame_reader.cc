@@ -44,19 +44,28 @@ FrameReader::Next FrameReader::next() {
 }
 
 void FrameReader::make_room(size_t frame_bytes) {
-  if (begin_ + frame_bytes <= capacity()) return;
   const size_t pending = end_ - begin_;
-  if (frame_bytes > capacity()) {
-    // Doubling amortises growth; the limit caps it (frame_bytes is within it).
-    const size_t cap = std::max(frame_bytes, limits_.max_frame_bytes);
-    std::vector<uint64_t> grown(words_for(std::min(std::max(frame_bytes, 2 * capacity()), cap)));
+  if (frame_bytes <= capacity()) {
+    // It fits: move the partial frame to the front only when the rest would
+    // not fit behind it.
+    if (begin_ + frame_bytes <= capacity()) return;
+    std::memmove(base(), base() + begin_, pending);
+  } else {
+    // Larger than the buffer: grow only once the bytes have filled it, so a
+    // frame size that a peer claims costs nothing until the peer sends it.
+    // Doubling amortises the copies; the last step lands on the frame size.
+    if (end_ < capacity()) return;
+    std::vector<uint64_t> grown(words_for(std::min(frame_bytes, 2 * capacity())));
     std::memcpy(grown.data(), base() + begin_, pending);
     storage_.swap(grown);
-  } else {
-    std::memmove(base(), base() + begin_, pending);
   }
   begin_ = 0;
   end_ = pending;
+}
+
+void FrameReader::set_limits(const FrameLimits& limits, size_t initial_bytes) {
+  limits_ = limits;
+  initial_bytes_ = std::max<size_t>(initial_bytes, 64);
 }
 
 uint8_t* FrameReader::write_ptr() { return base() + end_; }

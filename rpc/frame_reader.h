@@ -8,10 +8,16 @@
 // it and stays valid until the next call of next(), commit() or write_ptr().
 // Frames always start 8-byte aligned (frame sizes are multiples of 8).
 //
+// Memory: the buffer grows with the bytes that arrive, not with the size a
+// frame's header claims: it doubles (up to the frame's size) only when the
+// received bytes fill it. So a peer that announces a huge frame and sends
+// little costs little. The buffer never grows beyond the largest frame the
+// limits allow, and shrinks back to initial_bytes once a frame far larger
+// has been handed out.
+//
 // Failure: an invalid segment table (too many segments, frame above
 // limits.max_frame_bytes) is returned as kInvalid with the reason; the stream
-// cannot be resynchronised after that. The buffer never grows beyond the
-// largest frame the limits allow.
+// cannot be resynchronised after that.
 //
 // Thread-safety: none; one reader per stream, used by one thread at a time.
 #pragma once
@@ -44,12 +50,21 @@ class FrameReader {
   size_t writable() const;
   void commit(size_t bytes);
 
+  // New limits for the frames from here on (e.g. larger once a peer is
+  // admitted) and the size the buffer shrinks back to. Takes nothing already
+  // received away; allocates nothing.
+  void set_limits(const FrameLimits& limits, size_t initial_bytes);
+
+  // Drops every byte received and not handed out (the stream is being
+  // abandoned); keeps the buffer.
+  void clear() { begin_ = end_ = 0; }
+
   size_t buffered() const { return end_ - begin_; }
+  size_t capacity() const { return storage_.size() * sizeof(uint64_t); }  // bytes held
   const FrameLimits& limits() const { return limits_; }
 
  private:
   uint8_t* base() { return reinterpret_cast<uint8_t*>(storage_.data()); }
-  size_t capacity() const { return storage_.size() * sizeof(uint64_t); }
   void make_room(size_t frame_bytes);
 
   FrameLimits limits_;

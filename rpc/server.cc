@@ -28,17 +28,39 @@ namespace {
 using UnixAcceptor = asio::local::stream_protocol::acceptor;
 using TcpAcceptor = asio::ip::tcp::acceptor;
 
+// The peer's name for logs ("tcp:1.2.3.4:5678") and its IP address ("1.2.3.4").
 template <typename TcpSocket>
-std::string tcp_peer(const TcpSocket& socket) {
+std::pair<std::string, std::string> tcp_peer(const TcpSocket& socket) {
   std::error_code error;
   const auto endpoint = socket.remote_endpoint(error);
-  if (error) return "tcp:?";
+  if (error) return {"tcp:?", "?"};
   Address address;
   address.kind = Address::Kind::kTcp;
   address.host = endpoint.address().to_string();
   address.port = endpoint.port();
-  return address.to_string();
+  return {address.to_string(), address.host};
 }
+
+// accept() failing for want of a resource that closing connections frees:
+// trying again at once would fail again at once.
+bool out_of_resources(const std::error_code& error) {
+  const int code = error.value();
+  return error.category() == asio::error::get_system_category() &&
+         (code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM);
+}
+
+// One listening socket and its accept loop's state (the accept strand only).
+template <typename Acceptor>
+struct Listener {
+  template <typename Executor>
+  Listener(const Executor& executor, std::string name)
+      : acceptor(executor), retry(executor), name(std::move(name)) {}
+  Acceptor acceptor;
+  asio::steady_timer retry;  // waits out a backoff
+  const std::string name;    // "unix:PATH" or "tcp"
+  std::chrono::milliseconds backoff{0};
+  int64_t failures = 0;  // since the last accepted connection
+};
 
 std::string unix_peer(const std::string& path, int fd) {
   ucred credentials{};
@@ -56,6 +78,12 @@ class Server::Impl final : public detail::SessionHost {
   Impl(ActorService& service, ServerOptions options)
       : service_(service),
         options_(std::move(options)),
+        auth_throttle_(detail::AuthThrottleOptions{options_.auth_free_failures, options_.auth_block_first,
+                                                   options_.auth_block_max, options_.auth_forget_after,
+                                                   options_.auth_tracked_peers}),
+        accept_log_(base::Severity::kWarning, options_.log_interval),
+        over_cap_log_(base::Severity::kWarning, options_.log_interval),
+        throttled_hello_log_(base::Severity::kWarning, options_.log_interval),
         work_(io_.get_executor()),
         accept_strand_(asio::make_strand(io_)),
         gate_(std::make_shared<detail::SendGate>()) {
@@ -70,6 +98,10 @@ class Server::Impl final : public detail::SessionHost {
   ActorService& service() override { return service_; }
   const ServerOptions& options() const override { return options_; }
   const std::shared_ptr<detail::SendGate>& gate() const override { return gate_; }
+  detail::ServerCounters& counters() override { return counters_; }
+  detail::AuthThrottle& auth_throttle() override { return auth_throttle_; }
+  detail::LogThrottle& throttled_hello_log() override { return throttled_hello_log_; }
+  ServerStats stats() const { return counters_.snapshot(); }
 
   bool defer_read(detail::Session& session) override {
     if (options_.io_threads != 0) return false;
@@ -173,7 +205,8 @@ class Server::Impl final : public detail::SessionHost {
   Address listen_unix(const Address& address) {
     const std::string& path = address.path;
     remove_stale_unix_socket(path);  // left by a learner that died
-    auto acceptor = std::make_unique<UnixAcceptor>(accept_strand_);
+    auto listener = std::make_unique<Listener<UnixAcceptor>>(accept_strand_, "unix:" + path);
+    UnixAcceptor* acceptor = &listener->acceptor;
     acceptor->open();
     acceptor->bind(asio::local::stream_protocol::endpoint(path));
     unix_paths_.push_back(path);
@@ -182,9 +215,12 @@ class Server::Impl final : public detail::SessionHost {
       throw std::system_error(errno, std::generic_category(), "chmod 0600 " + path);
     }
     acceptor->listen(asio::socket_base::max_listen_connections);
-    UnixAcceptor& ref = *acceptor;
-    unix_acceptors_.push_back(std::move(acceptor));
-    accept_unix(ref, path);
+    Listener<UnixAcceptor>& ref = *listener;
+    unix_listeners_.push_back(std::move(listener));
+    accept(ref, [this, path](auto socket) {
+      std::string peer = unix_peer(path, socket.native_handle());
+      adopt(detail::Session::Socket(std::move(socket)), std::move(peer), "");
+    });
     return address;
   }
 
@@ -194,15 +230,22 @@ class Server::Impl final : public detail::SessionHost {
                                       asio::ip::resolver_base::passive |
                                           asio::ip::resolver_base::numeric_service);
     const asio::ip::tcp::endpoint endpoint = *endpoints.begin();
-    auto acceptor = std::make_unique<TcpAcceptor>(accept_strand_);
+    auto listener = std::make_unique<Listener<TcpAcceptor>>(accept_strand_, "tcp");
+    TcpAcceptor* acceptor = &listener->acceptor;
     acceptor->open(endpoint.protocol());
     acceptor->set_option(asio::socket_base::reuse_address(true));
     acceptor->bind(endpoint);
     acceptor->listen(asio::socket_base::max_listen_connections);
     const auto bound = acceptor->local_endpoint();
-    TcpAcceptor& ref = *acceptor;
-    tcp_acceptors_.push_back(std::move(acceptor));
-    accept_tcp(ref);
+    Listener<TcpAcceptor>& ref = *listener;
+    tcp_listeners_.push_back(std::move(listener));
+    accept(ref, [this](auto socket) {
+      std::error_code ignored;
+      // Replies are small and latency-bound: never wait for Nagle.
+      socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+      auto [peer, peer_address] = tcp_peer(socket);
+      adopt(detail::Session::Socket(std::move(socket)), std::move(peer), std::move(peer_address));
+    });
     Address out;
     out.kind = Address::Kind::kTcp;
     out.host = bound.address().to_string();
@@ -219,40 +262,54 @@ class Server::Impl final : public detail::SessionHost {
     return asio::make_strand(io_);
   }
 
-  void accept_unix(UnixAcceptor& acceptor, const std::string& path) {
-    acceptor.async_accept(
-        session_executor(),
-        [this, &acceptor, path](const std::error_code& error, auto socket) {
-          if (error == asio::error::operation_aborted || !acceptor.is_open()) return;
-          if (!error) {
-            std::string peer = unix_peer(path, socket.native_handle());
-            adopt(detail::Session::Socket(std::move(socket)), std::move(peer));
+  // Accepts connections on `listener` for good, handing each socket to
+  // `adopt_socket`. When accept fails for want of descriptors or memory it
+  // waits (10 ms doubling to 1 s by default) instead of spinning on the
+  // pending connection, and failures are logged once per log_interval.
+  template <typename Acceptor, typename Adopt>
+  void accept(Listener<Acceptor>& listener, Adopt adopt_socket) {
+    listener.acceptor.async_accept(
+        session_executor(), [this, &listener, adopt_socket](const std::error_code& error, auto socket) {
+          if (error == asio::error::operation_aborted || !listener.acceptor.is_open()) return;
+          if (error) {
+            counters_.accept_failures.fetch_add(1, std::memory_order_relaxed);
+            ++listener.failures;
+            if (out_of_resources(error)) {
+              listener.backoff = listener.backoff.count() == 0
+                                     ? options_.accept_backoff_first
+                                     : std::min(2 * listener.backoff, options_.accept_backoff_max);
+              accept_log_.note("accept on " + listener.name + " failed: " + error.message() +
+                               "; retrying every " + std::to_string(listener.backoff.count()) + " ms at most");
+              listener.retry.expires_after(listener.backoff);
+              listener.retry.async_wait([this, &listener, adopt_socket](const std::error_code& waited) {
+                if (!waited && listener.acceptor.is_open()) accept(listener, adopt_socket);
+              });
+              return;
+            }
+            accept_log_.note("accept on " + listener.name + " failed: " + error.message());
           } else {
-            base::log(base::Severity::kWarning, "rpc", "accept on unix:" + path + " failed: " + error.message());
+            if (listener.failures > 0) {
+              base::log(base::Severity::kInfo, "rpc",
+                        "accept on " + listener.name + " works again after " +
+                            std::to_string(listener.failures) + " failures");
+            }
+            listener.failures = 0;
+            listener.backoff = std::chrono::milliseconds(0);
+            adopt_socket(std::move(socket));
           }
-          accept_unix(acceptor, path);
+          accept(listener, adopt_socket);
         });
   }
 
-  void accept_tcp(TcpAcceptor& acceptor) {
-    acceptor.async_accept(
-        session_executor(), [this, &acceptor](const std::error_code& error, auto socket) {
-          if (error == asio::error::operation_aborted || !acceptor.is_open()) return;
-          if (!error) {
-            std::error_code ignored;
-            // Replies are small and latency-bound: never wait for Nagle.
-            socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-            std::string peer = tcp_peer(socket);
-            adopt(detail::Session::Socket(std::move(socket)), std::move(peer));
-          } else {
-            base::log(base::Severity::kWarning, "rpc", "accept on tcp failed: " + error.message());
-          }
-          accept_tcp(acceptor);
-        });
-  }
-
-  void adopt(detail::Session::Socket socket, std::string peer) EXCLUDES(sessions_mutex_) {
-    auto session = std::make_shared<detail::Session>(*this, std::move(socket), std::move(peer));
+  void adopt(detail::Session::Socket socket, std::string peer, std::string peer_address)
+      EXCLUDES(sessions_mutex_) {
+    if (options_.max_unauthenticated > 0 &&
+        counters_.unauthenticated.load(std::memory_order_relaxed) >= options_.max_unauthenticated) {
+      refuse_over_cap(socket, peer);
+      return;  // the socket closes here
+    }
+    auto session = std::make_shared<detail::Session>(*this, std::move(socket), std::move(peer),
+                                                     std::move(peer_address));
     {
       // Registered under the same lock that shut_everything() closes the
       // registry with, so no session can slip past a stop().
@@ -263,10 +320,32 @@ class Server::Impl final : public detail::SessionHost {
     session->post_start();
   }
 
+  // Too many connections wait to say Hello: this one gets a Bye that asks it
+  // to retry, written without waiting (best effort: a new socket's buffer has
+  // room), and is closed.
+  void refuse_over_cap(detail::Session::Socket& socket, const std::string& peer) {
+    counters_.refused_over_cap.fetch_add(1, std::memory_order_relaxed);
+    const std::string reason = "the learner has " + std::to_string(options_.max_unauthenticated) +
+                               " connections waiting to say Hello; try again later";
+    const std::vector<uint8_t> frame = encode(Bye{reason, /*reconnect=*/true});
+    [[maybe_unused]] const ssize_t sent =
+        ::send(socket.native_handle(), frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    over_cap_log_.note(peer + ": refused: " + reason);
+    std::error_code ignored;
+    socket.shutdown(asio::socket_base::shutdown_both, ignored);
+    socket.close(ignored);
+  }
+
   void shut_everything() EXCLUDES(sessions_mutex_) {
     std::error_code ignored;
-    for (auto& acceptor : unix_acceptors_) acceptor->close(ignored);
-    for (auto& acceptor : tcp_acceptors_) acceptor->close(ignored);
+    for (auto& listener : unix_listeners_) {
+      listener->acceptor.close(ignored);
+      listener->retry.cancel();
+    }
+    for (auto& listener : tcp_listeners_) {
+      listener->acceptor.close(ignored);
+      listener->retry.cancel();
+    }
     std::vector<std::shared_ptr<detail::Session>> live;
     {
       base::MutexLock lock(sessions_mutex_);
@@ -280,14 +359,20 @@ class Server::Impl final : public detail::SessionHost {
 
   ActorService& service_;
   const ServerOptions options_;
+  // Before io_: sessions that die with the io_context still count out.
+  detail::ServerCounters counters_;
+  detail::AuthThrottle auth_throttle_;
+  detail::LogThrottle accept_log_;
+  detail::LogThrottle over_cap_log_;
+  detail::LogThrottle throttled_hello_log_;
   asio::io_context io_;  // declared before every io object, so destroyed after them
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   // Accept handlers and shut_everything() run here, so closing an acceptor
   // never races with its accept handler when there are several io threads.
   asio::strand<asio::io_context::executor_type> accept_strand_;
   std::shared_ptr<detail::SendGate> gate_;
-  std::vector<std::unique_ptr<UnixAcceptor>> unix_acceptors_;
-  std::vector<std::unique_ptr<TcpAcceptor>> tcp_acceptors_;
+  std::vector<std::unique_ptr<Listener<UnixAcceptor>>> unix_listeners_;
+  std::vector<std::unique_ptr<Listener<TcpAcceptor>>> tcp_listeners_;
   std::vector<std::string> unix_paths_;  // socket files to remove at stop()
   std::vector<std::thread> threads_;
   // With io_threads == 0, whoever runs handlers (the pump, or stop()) holds
@@ -320,5 +405,7 @@ void Server::stop() { impl_->stop(); }
 void Server::run_for(std::chrono::nanoseconds max_wait) { impl_->run_for(max_wait); }
 
 void Server::wake() { impl_->wake(); }
+
+ServerStats Server::stats() const { return impl_->stats(); }
 
 }  // namespace moonseed::rpc

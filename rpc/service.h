@@ -28,6 +28,9 @@ class ActorLink {
 struct Admission {
   bool accepted = false;
   std::string reason;  // why not, sent to the actor in a Bye
+  // Refused for a wrong auth token: the server counts it and, after a few
+  // from one TCP address, refuses that address's Hellos for a while.
+  bool bad_credentials = false;
   Welcome welcome;
 };
 

@@ -27,14 +27,17 @@
 
 #include <asio.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/mutex.h"
 #include "rpc/codec.h"
 #include "rpc/frame_reader.h"
+#include "rpc/guards.h"
 #include "rpc/server.h"
 #include "rpc/service.h"
 
@@ -48,6 +51,15 @@ struct SendGate {
   bool open GUARDED_BY(mutex) = true;
 };
 
+// ServerStats as the sessions and the acceptor count them (relaxed atomics).
+struct ServerCounters {
+  std::atomic<int64_t> connections{0}, unauthenticated{0}, buffer_bytes{0},
+      unauthenticated_buffer_bytes{0}, bytes_received{0}, refused_over_cap{0}, hello_timeouts{0},
+      frame_timeouts{0}, oversized_hellos{0}, auth_failures{0}, hellos_throttled{0},
+      accept_failures{0};
+  ServerStats snapshot() const;
+};
+
 class Session;
 
 // What a session needs from its server. The server outlives all io activity.
@@ -57,6 +69,9 @@ class SessionHost {
   virtual ActorService& service() = 0;
   virtual const ServerOptions& options() const = 0;
   virtual const std::shared_ptr<SendGate>& gate() const = 0;
+  virtual ServerCounters& counters() = 0;
+  virtual AuthThrottle& auth_throttle() = 0;
+  virtual LogThrottle& throttled_hello_log() = 0;  // Hellos refused from a blocked address
   virtual void forget(Session* session) = 0;  // the session has closed
   // A session has handled what it read. A pumped server (io_threads 0) keeps
   // it and calls its resume_read() at the start of the next turn, after the
@@ -88,7 +103,10 @@ class Session final : public std::enable_shared_from_this<Session> {
 
   // `socket`'s executor must never run two handlers at once: a strand of its
   // own, or the io_context's executor when one thread runs the io_context.
-  Session(SessionHost& host, Socket socket, std::string peer);
+  // `peer` names the peer in logs; `peer_address` is its IP address for the
+  // auth throttle ("" for a Unix socket: not throttled).
+  Session(SessionHost& host, Socket socket, std::string peer, std::string peer_address);
+  ~Session();
 
   void post_start();
   // From a SessionLink: an ActionBatch, ConfigUpdate or Bye from the service.
@@ -109,6 +127,18 @@ class Session final : public std::enable_shared_from_this<Session> {
   void on_read(const std::error_code& error, size_t bytes);
   void handle_frame(const uint8_t* data, size_t size);
   void handle_hello(const Hello& hello);
+  // Hello refused unchecked: the peer's address is blocked for wrong tokens.
+  bool refuse_if_blocked();
+  void admitted();  // limits and accounting of an admitted actor
+
+  // Deadlines: the Hello's, and that of a frame whose first bytes arrived.
+  void frame_progress(bool frames_taken);  // after a read's frames were taken
+  void arm_deadline(std::chrono::steady_clock::time_point when);
+  void on_deadline();
+  // Adds the read buffer's size change to the server's counters.
+  void account_buffer();
+  // Takes this connection out of the server's counters (once).
+  void release_counts();
   void deliver_from_service(Message& message);
 
   void enqueue(const Message& message) EXCLUDES(write_mu_);
@@ -132,7 +162,9 @@ class Session final : public std::enable_shared_from_this<Session> {
   SessionHost& host_;
   Socket socket_;
   asio::steady_timer close_timer_;
+  asio::steady_timer deadline_timer_;
   const std::string peer_;
+  const std::string peer_address_;
   State state_ = State::kAwaitHello;
   bool connected_ = false;  // on_connect was called, so on_disconnect is owed
   bool reading_ = false;    // an async read is outstanding
@@ -142,6 +174,17 @@ class Session final : public std::enable_shared_from_this<Session> {
 
   FrameReader reader_;
   Message incoming_;  // decode target, reused across frames
+
+  // Deadlines (this session's executor only).
+  std::chrono::steady_clock::time_point hello_deadline_;
+  std::optional<std::chrono::steady_clock::time_point> frame_started_;  // a partial frame is buffered
+  bool deadline_armed_ = false;
+  std::chrono::steady_clock::time_point deadline_at_;
+
+  // What this session adds to the server's counters.
+  bool counted_ = true;          // in connections (until release_counts)
+  bool unauthenticated_ = true;  // in unauthenticated (until admitted or released)
+  size_t accounted_bytes_ = 0;   // in buffer_bytes
 
   // Write side: frames wait in queued_, the in-flight write owns writing_,
   // finished frame buffers go back to spare_ so steady state allocates nothing.

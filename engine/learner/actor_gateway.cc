@@ -168,6 +168,8 @@ rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
   rpc::Admission admission;
   if (!tokens_match(auth_token_, hello.auth_token)) {
     admission.reason = "wrong auth token (set MOONSEED_AUTH_TOKEN or --auth-token to the learner's)";
+    admission.bad_credentials = true;  // the server slows down the address that sent it
+    auth_failures_.fetch_add(1, std::memory_order_relaxed);
     return admission;
   }
   base::MutexLock lock(actors_mu_);

@@ -1,7 +1,8 @@
 // ActorGateway: the learner's face to its actors, and the engine's one edge to
 // rpc/. It implements rpc::ActorService, which the rpc server's io threads
 // call:
-//   - admission: the auth token (compared in constant time), the actor id
+//   - admission: the auth token (compared in constant time; a wrong one is
+//     counted and flagged so the rpc server can slow its sender down), the actor id
 //     asked for or the first free slot, and the Welcome that tells the actor
 //     everything it runs: env, its env slots, seed, unroll length, boundary
 //     config;
@@ -80,6 +81,8 @@ class ActorGateway final : public rpc::ActorService {
   void reply(const std::vector<StepRequest>& requests, const void* actions);
 
   int actors_connected() const EXCLUDES(actors_mu_);
+  // Hellos refused for a wrong auth token since start.
+  int64_t auth_failures() const { return auth_failures_.load(std::memory_order_relaxed); }
 
   // Events since the last call, oldest first (at most the newest 1024).
   std::vector<ActorEvent> take_events() EXCLUDES(events_mu_);
@@ -123,6 +126,7 @@ class ActorGateway final : public rpc::ActorService {
   const Clock& clock_;
   ActorWatch watch_;
   std::atomic<bool> expect_leaves_{false};
+  std::atomic<int64_t> auth_failures_{0};
   std::string auth_token_;  // set before the server starts, then read-only
 
   mutable base::Mutex actors_mu_ ACQUIRED_BEFORE(boundary_mu_);

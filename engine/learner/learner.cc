@@ -389,6 +389,7 @@ LearnerStats Learner::stats() const {
                                                 static_cast<double>(s.inference_batches)
                                           : 0.0;
   s.actors_connected = m.gateway.actors_connected();
+  s.auth_failures = m.gateway.auth_failures();
   return s;
 }
 

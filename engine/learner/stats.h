@@ -76,6 +76,7 @@ struct LearnerStats {
   int64_t eval_episodes = 0;
   double eval_return_mean = 0;   // over their last 100 episodes; NaN before the first
   int actors_connected = 0;
+  int64_t auth_failures = 0;     // Hellos refused for a wrong auth token since start
   int64_t queue_size = 0;        // V-trace: unrolls waiting for training; R2D2: sequences waiting for insertion
   int64_t inference_batches = 0;
   double mean_batch_envs = 0;    // envs per inference batch since start

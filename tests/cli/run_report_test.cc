@@ -81,17 +81,19 @@ TEST(AddCounters, WritesEveryCounterAndTheAlgorithmsMetrics) {
   engine::LearnerStats s = stats(12345, 67, 21.5);
   s.optimizer_steps = 89;
   s.actors_connected = 2;
+  s.auth_failures = 7;
   s.learning_rate = 2.5e-4;
   s.agent_metrics = {{"loss_policy", 0.5}, {"mean_q", 1.25}};
   engine::MetricsRow row;
   add_counters(row, s, false);
   const std::string json = row.to_json();
   for (const char* key : {"frames", "episodes", "return_mean", "length_mean", "optimizer_steps", "trained_frames",
-                          "loss_total", "grad_norm", "learning_rate", "actors", "queue", "inference_batch_envs"}) {
+                          "loss_total", "grad_norm", "learning_rate", "actors", "auth_failures", "queue", "inference_batch_envs"}) {
     EXPECT_TRUE(has_key(json, key)) << key << " in " << json;
   }
   EXPECT_NE(json.find("\"frames\": 12345"), std::string::npos) << json;
   EXPECT_NE(json.find("\"learning_rate\": 0.00025"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"auth_failures\": 7"), std::string::npos) << json;
   EXPECT_NE(json.find("\"loss_policy\": 0.5"), std::string::npos) << json;
   EXPECT_NE(json.find("\"mean_q\": 1.25"), std::string::npos) << json;
   // Without evaluation envs or recording, their keys are absent.

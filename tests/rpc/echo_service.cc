@@ -33,10 +33,20 @@ Admission EchoService::on_hello(const Hello& hello) {
     admission.reason = refuse_reason_;
     return admission;
   }
+  if (!required_token_.empty() && hello.auth_token != required_token_) {
+    admission.reason = "wrong auth token";
+    admission.bad_credentials = true;
+    return admission;
+  }
   admission.accepted = true;
   admission.welcome = sample_welcome();
   admission.welcome.actor_id = next_actor_id_++;
   return admission;
+}
+
+void EchoService::require_token(std::string token) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  required_token_ = std::move(token);
 }
 
 void EchoService::on_connect(std::shared_ptr<ActorLink> link) {

@@ -28,6 +28,8 @@ class EchoService : public ActorService {
 
   // Every later Hello is refused with `reason`.
   void refuse_with(std::string reason);
+  // Later Hellos with another auth token are refused as bad credentials.
+  void require_token(std::string token);
 
   // Block until the event happens; after 10 s they fail the test and return
   // an empty value.
@@ -43,6 +45,7 @@ class EchoService : public ActorService {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::string refuse_reason_;                               // guarded by mutex_
+  std::string required_token_;                              // guarded by mutex_
   int32_t next_actor_id_ = 100;                             // guarded by mutex_
   int connects_ = 0;                                        // guarded by mutex_
   std::vector<Hello> hellos_;                               // guarded by mutex_

@@ -76,5 +76,40 @@ TEST(FrameReader, OversizedFrameIsReportedFromItsHeaderAlone) {
   EXPECT_NE(next.error.find("max_frame_bytes"), std::string::npos) << next.error;
 }
 
+// A header may claim a frame of up to max_frame_bytes; the buffer must grow
+// with what actually arrives, or a peer makes the learner allocate (and zero)
+// the claim for the price of 8 bytes.
+TEST(FrameReader, AClaimedHugeFrameCostsOnlyTheBytesThatArrive) {
+  FrameReader reader(FrameLimits{}, 4096);
+  const uint32_t header[2] = {0, (uint32_t{64} << 20) / 8 - 1};  // one segment: 64 MiB - 8 bytes
+  std::memcpy(reader.write_ptr(), header, sizeof header);
+  reader.commit(sizeof header);
+  size_t received = sizeof header;
+  while (received < 20000) {
+    ASSERT_EQ(reader.next().status, Status::kNeedMore);
+    ASSERT_GT(reader.writable(), 0u);
+    const size_t n = std::min<size_t>(reader.writable(), 1000);
+    std::memset(reader.write_ptr(), 0, n);
+    reader.commit(n);
+    received += n;
+    EXPECT_LE(reader.capacity(), 2 * received + 4096) << "after " << received << " bytes";
+  }
+  EXPECT_LT(reader.capacity(), size_t{64} << 10);
+}
+
+TEST(FrameReader, RaisedLimitsApplyToTheNextFrame) {
+  FrameLimits small;
+  small.max_frame_bytes = 1024;
+  FrameReader reader(small, 256);
+  const std::vector<uint8_t> hello = encode(testing::sample_hello());
+  const std::vector<uint8_t> big = encode(testing::sample_step_batch(1, 64, 64));
+  ASSERT_GT(big.size(), small.max_frame_bytes);
+  ASSERT_EQ(feed(reader, hello, hello.size()).size(), 1u);
+  reader.set_limits(FrameLimits{}, 4096);
+  const auto frames = feed(reader, big, 100);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0], big);
+}
+
 }  // namespace
 }  // namespace moonseed::rpc

@@ -40,10 +40,11 @@ ExperimentConfig small_config() {
 
 // A learner serving one Unix socket in a fresh directory.
 struct Served {
-  explicit Served(const ExperimentConfig& config)
+  explicit Served(const ExperimentConfig& config, std::string auth_token = "")
       : dir(std::filesystem::temp_directory_path() / ("moonseed-learner-" + std::to_string(::getpid()))),
         learner(config, "test-run"),
         server(learner.actor_service(), options()) {
+    learner.set_auth_token(std::move(auth_token));
     std::filesystem::create_directories(dir);
     address = server.listen("unix:" + (dir / "l.sock").string()).to_string();
     server.start();
@@ -260,6 +261,43 @@ TEST(Learner, AHungActorIsToldToReconnectAndItsSlotIsFreeAtOnce) {
   EXPECT_EQ(s.learner.stats().actors_connected, 1);
   EXPECT_EQ(s.learner.actor_step_batches(0), 2u);
   replacement.close();
+}
+
+// A client that says Hello and then nothing holds its slot only until the
+// hung-actor check: it owes the learner its first step batch.
+TEST(Learner, AClientThatOnlySaysHelloLosesItsSlotAtTheActorTimeout) {
+  Served s(small_config());
+  rpc::Client silent = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  EXPECT_EQ(silent.hello(rpc::Hello{}).actor_id, 0);
+  ::testing::internal::CaptureStderr();
+  std::vector<int> released;
+  for (int i = 0; i < 500 && released.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    released = s.learner.release_hung_actors(0.05);
+  }
+  ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(released, std::vector<int>{0});
+  rpc::Incoming incoming = silent.receive(std::chrono::seconds(10));
+  const auto* bye = std::get_if<rpc::Bye>(&incoming);
+  ASSERT_NE(bye, nullptr);
+  EXPECT_TRUE(bye->reconnect);
+}
+
+TEST(Learner, WrongAuthTokensAreRefusedAndCounted) {
+  Served s(small_config(), "right");
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 2; ++i) {
+    rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+    rpc::Hello hello;
+    hello.auth_token = "guess";
+    EXPECT_THROW(client.hello(hello), rpc::HandshakeRefused);
+  }
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  rpc::Hello hello;
+  hello.auth_token = "right";
+  EXPECT_EQ(client.hello(hello).actor_id, 0);
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(s.learner.stats().auth_failures, 2);
 }
 
 TEST(Learner, AHotConfigVersionMustGrow) {
