@@ -4,7 +4,11 @@
 //   none:    nothing more (the baseline);
 //   empty:   the Lua call with `function(n, reward) end`;
 //   example: the call with docs/reward-shaping.md's example, a penalty on the
-//            cart position: reward[i] = reward[i] - 0.1 * x * x.
+//            cart position: reward[i] = reward[i] - 0.1 * x * x, as the actor
+//            runs it: bounds-checked arrays, each call under the watchdog;
+//   raw:     the same example the old way, on raw FFI pointers with no
+//            watchdog (RewardShaper::Arrays::kUnchecked); "checked/raw" is the
+//            ratio of the two per env-step, measured in the same run.
 // Both Lua variants include what the actor's hook does per step (splitting the
 // wire flags into terminated and truncated arrays). Variants alternate in
 // short slices so machine noise hits them alike; each figure is the fastest of
@@ -19,6 +23,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "scripts/call_watchdog.h"
 #include "envs/env.h"
 #include "rpc/messages.h"
 #include "scripts/reward_shaper.h"
@@ -45,7 +50,9 @@ const char* const kEmpty = "function(n, reward) end";
 // One group of the actor: its envs and the buffers of its StepBatch.
 class Group {
  public:
-  Group(int n, const char* shaping) : n_(n) {
+  Group(int n, const char* shaping, scripts::RewardShaper::Arrays arrays = scripts::RewardShaper::Arrays::kChecked,
+        scripts::CallWatchdog* watchdog = nullptr)
+      : n_(n), watchdog_(watchdog) {
     for (int i = 0; i < n; ++i) envs_.push_back(envs::make_env("CartPole-v1", {}));
     obs_size_ = envs_[0]->spec().observation.numel();
     obs_.resize(static_cast<size_t>(n * obs_size_));
@@ -56,7 +63,8 @@ class Group {
     ended_.assign(static_cast<size_t>(n), 0);
     for (int i = 0; i < n; ++i) envs_[static_cast<size_t>(i)]->reset(uint64_t(i), obs_at(i));
     if (shaping != nullptr) {
-      shaper_ = std::make_unique<scripts::RewardShaper>(1, scripts::RewardShaper::Observations::kFloat32, obs_size_);
+      shaper_ = std::make_unique<scripts::RewardShaper>(1, scripts::RewardShaper::Observations::kFloat32, obs_size_,
+                                                        scripts::RewardShaper::shaping_limits(), arrays);
       moonseed::engine::RewardShapingConfig f;
       f.source = shaping;
       f.chunk_name = "=bench";
@@ -92,8 +100,10 @@ class Group {
       terminated_[k] = (flags_[k] & envs::kTerminated) ? 1 : 0;
       truncated_[k] = (flags_[k] & envs::kTruncated) ? 1 : 0;
     }
+    if (watchdog_ != nullptr) watchdog_->begin(shaper_->position(0));
     const std::string error =
         shaper_->shape(0, n_, rewards_.data(), obs_.data(), terminated_.data(), truncated_.data());
+    if (watchdog_ != nullptr) watchdog_->end();
     if (!error.empty()) {
       std::fprintf(stderr, "shaping_bench: %s\n", error.c_str());
       std::exit(1);
@@ -116,6 +126,7 @@ class Group {
   std::vector<float> rewards_;
   std::vector<uint8_t> flags_, terminated_, truncated_, ended_;
   std::unique_ptr<scripts::RewardShaper> shaper_;
+  scripts::CallWatchdog* watchdog_;
 };
 
 // Nanoseconds per env-step over `seconds` of group steps.
@@ -131,26 +142,32 @@ double run_slice(Group& group, int n, double seconds, float* sink) {
 int main(int argc, char** argv) {
   const double total = argc > 1 ? std::atof(argv[1]) : 6.0;
   const int sizes[] = {16, 32};
-  const double slice = total / (2 * 3 * kSlices);
+  const double slice = total / (2 * 4 * kSlices);
   float sink = 0;
   std::printf("reward shaping per env-step, CartPole, %d slices of %.3f s per figure (fastest)\n", kSlices, slice);
-  std::printf("%5s %10s %10s %10s %14s %14s %14s\n", "envs", "none ns", "empty ns", "example ns", "empty +ns",
-              "example +ns", "example/none");
+  std::printf("%5s %10s %10s %10s %10s %14s %14s %14s %12s\n", "envs", "none ns", "empty ns", "example ns",
+              "raw ns", "empty +ns", "example +ns", "example/none", "checked/raw");
   bool met = true;
+  scripts::CallWatchdog watchdog(1.0, [](const std::string& what, double) {
+    std::fprintf(stderr, "shaping_bench: %s ran for more than 1 s\n", what.c_str());
+    std::exit(1);
+  });
   for (int n : sizes) {
-    Group none(n, nullptr), empty(n, kEmpty), example(n, kExample);
+    using Arrays = scripts::RewardShaper::Arrays;
+    Group none(n, nullptr), empty(n, kEmpty, Arrays::kChecked, &watchdog),
+        example(n, kExample, Arrays::kChecked, &watchdog), raw(n, kExample, Arrays::kUnchecked);
     // Warm up: LuaJIT compiles the loops, caches fill.
-    run_slice(none, n, 0.05, &sink);
-    run_slice(empty, n, 0.05, &sink);
-    run_slice(example, n, 0.05, &sink);
-    std::vector<double> t_none, t_empty, t_example;
+    for (Group* g : {&none, &empty, &example, &raw}) run_slice(*g, n, 0.05, &sink);
+    std::vector<double> t_none, t_empty, t_example, t_raw;
     for (int s = 0; s < kSlices; ++s) {
       t_none.push_back(run_slice(none, n, slice, &sink));
       t_empty.push_back(run_slice(empty, n, slice, &sink));
       t_example.push_back(run_slice(example, n, slice, &sink));
+      t_raw.push_back(run_slice(raw, n, slice, &sink));
     }
-    const double base = fastest(t_none), e = fastest(t_empty), x = fastest(t_example);
-    std::printf("%5d %10.1f %10.1f %10.1f %14.1f %14.1f %14.2f\n", n, base, e, x, e - base, x - base, x / base);
+    const double base = fastest(t_none), e = fastest(t_empty), x = fastest(t_example), r = fastest(t_raw);
+    std::printf("%5d %10.1f %10.1f %10.1f %10.1f %14.1f %14.1f %14.2f %12.2f\n", n, base, e, x, r, e - base,
+                x - base, x / base, x / r);
     met = met && x - base <= 50.0;
   }
   std::printf("goal: example adds at most 50 ns per env-step: %s\n", met ? "met" : "NOT met");

@@ -13,17 +13,25 @@
 #include "engine/config/actor_config.h"
 #include "actor/actor_loop.h"
 #include "rpc/messages.h"
+#include "scripts/call_watchdog.h"
 #include "scripts/reward_shaper.h"
 
 namespace moonseed::cli {
 namespace {
 
+constexpr double kShapingCallLimitS = 1;
+constexpr int kExitShapingHung = 5;
+
 // Reward shaping written in Lua (scripts/reward_shaper.h, one LuaJIT state for
 // the process), plugged into the actor loop, which knows neither Lua nor the
 // payload: decodes the learner's boundary config and hands the function the
-// wire flags as two arrays.
+// wire flags as two arrays. Every call into Lua runs under a watchdog: one
+// that does not return within kShapingCallLimitS ends the process with
+// kExitShapingHung, after a line in the actor's log naming the function.
 class LuaRewardShaping final : public actor::GroupHook {
  public:
+  LuaRewardShaping() : watchdog_(kShapingCallLimitS, &shaping_hung) {}
+
   void start(const envs::EnvSpec& spec, uint32_t num_groups) override {
     const auto observations = spec.observation.dtype == envs::DType::kUInt8
                                   ? scripts::RewardShaper::Observations::kUInt8
@@ -37,6 +45,7 @@ class LuaRewardShaping final : public actor::GroupHook {
     std::string error;
     const std::optional<engine::ActorConfig> config = engine::decode_actor_config(payload, &error);
     if (!config) return "config version " + std::to_string(config_version) + " not taken: " + error;
+    // Compiling only evaluates `function ... end`, which cannot loop.
     return shaper_->install(static_cast<int>(group), config->reward_shaping);
   }
 
@@ -49,11 +58,28 @@ class LuaRewardShaping final : public actor::GroupHook {
       f.terminated[i] = (flags[i] & envs::kTerminated) ? 1 : 0;
       f.truncated[i] = (flags[i] & envs::kTruncated) ? 1 : 0;
     }
-    return shaper_->shape(static_cast<int>(group), static_cast<int>(count), rewards, observations,
-                          f.terminated.data(), f.truncated.data());
+    const int slot = static_cast<int>(group);
+    watchdog_.begin(shaper_->position(slot));
+    std::string problem = shaper_->shape(slot, static_cast<int>(count), rewards, observations,
+                                         f.terminated.data(), f.truncated.data());
+    watchdog_.end();
+    return problem;
   }
 
  private:
+  // On the watchdog's thread, while the actor's thread is stuck in Lua: the
+  // line the learner quotes when it parks the slot, then the end of the process.
+  static void shaping_hung(const std::string& where, double limit_s) {
+    std::fprintf(stderr,
+                 "moonseed actor: reward_shaping at %s ran for more than %g s; stopping this actor (exit code %d). "
+                 "A reward_shaping call must return within %g s: look for a loop that never ends "
+                 "(docs/reward-shaping.md)\n",
+                 where.c_str(), limit_s, kExitShapingHung, limit_s);
+    std::fflush(stderr);
+    std::_Exit(kExitShapingHung);
+  }
+
+  scripts::CallWatchdog watchdog_;
   struct Flags {
     std::vector<uint8_t> terminated, truncated;
   };
@@ -78,7 +104,10 @@ const char* kHelp =
     "The auth token is the first line of --auth-token-file FILE (keep it mode 600),\n"
     "else $MOONSEED_AUTH_TOKEN; a learner started with a token refuses actors\n"
     "without the same one. There is no --auth-token: ps would show it to every user.\n"
-    "Exit codes: 0 the learner said bye or SIGINT/SIGTERM, 3 unreachable, 4 refused.\n";
+    "A reward_shaping call that runs for more than 1 s ends the actor with code 5,\n"
+    "after a line naming the function.\n"
+    "Exit codes: 0 the learner said bye or SIGINT/SIGTERM, 3 unreachable, 4 refused,\n"
+    "5 reward_shaping ran too long.\n";
 
 std::atomic<bool> g_stop{false};
 

@@ -75,6 +75,7 @@ HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elaps
                ", \"error\": " + base::json_quote(e.what()) + "}";
     row.add("event", "reload_failed").add("origin", origin).add("error", e.what());
     record(row);
+    broken_ = true;
     return out;
   }
   const engine::ExperimentConfig& loaded = reloaded.config;
@@ -83,6 +84,18 @@ HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elaps
     // Saved without a change that matters; an extra override that equals the
     // running value is kept all the same.
     overrides_ = overrides;
+    if (broken_) {
+      // The last attempt was refused or failed; the user fixed or restored the file.
+      broken_ = false;
+      out.message = script_ + " loads again; config unchanged";
+      progress.finish();
+      std::cerr << "moonseed: " << out.message << "\n";
+      out.json = "{\"event\": \"reload_restored\", \"origin\": " + base::json_quote(origin) +
+                 ", \"config_version\": " + std::to_string(version_) + "}";
+      row.add("event", "reload_restored").add("origin", origin).add("config_version", static_cast<double>(version_));
+      record(row);
+      return out;
+    }
     out.message = "nothing changed";
     out.json = "{\"event\": \"reload_unchanged\", \"config_version\": " + std::to_string(version_) + "}";
     return out;
@@ -106,9 +119,11 @@ HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elaps
     row.add("event", "reload_refused").add("origin", origin).add_json("fields", json_list(refused))
         .add_json("changes", diff.to_json());
     record(row);
+    broken_ = true;
     return out;
   }
   ++version_;
+  broken_ = false;
   learner_.set_hot_config(loaded, version_);
   cfg = loaded;
   overrides_ = overrides;

@@ -9,8 +9,10 @@
 //     actors), the caller's config is replaced (stop, log and checkpoint fields
 //     take effect at the control loop's next tick), config.lua in the run
 //     directory is rewritten, and the diff is printed.
-// Every outcome is a row in metrics.jsonl: "event" = "reload", "reload_refused"
-// or "reload_failed".
+// Every outcome but "nothing changed" is a row in metrics.jsonl: "event" =
+// "reload", "reload_refused" or "reload_failed"; a reload that finds the
+// running config again after a refused or failed one prints "exp.lua loads
+// again; config unchanged" and writes "reload_restored".
 //
 // Not thread-safe: the control loop owns it.
 #pragma once
@@ -69,6 +71,7 @@ class HotReload {
   engine::MetricsLog& metrics_;
   scripts::SourceWatcher watcher_;
   uint64_t version_ = 0;
+  bool broken_ = false;  // the last reload was refused or failed
 };
 
 }  // namespace moonseed::cli

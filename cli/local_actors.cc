@@ -177,8 +177,12 @@ void LocalActors::on_exit(int id, pid_t pid, int status) {
     base::log_error(message);  // from this thread, the sink keeps it off the progress line
     return;
   }
+  // An actor that ends itself with an error code said why on its last line
+  // (e.g. a reward_shaping call that ran too long): quote it.
+  const std::string last = WIFEXITED(status) && WEXITSTATUS(status) != 0 ? tail_lines(log_path(id), 1) : "";
   base::log_warning(who + (worked ? "" : " before its first step batch") + "; restarting " +
-                    (d.delay_s > 0 ? "in " + seconds_text(d.delay_s) + " s" : std::string("now")));
+                    (d.delay_s > 0 ? "in " + seconds_text(d.delay_s) + " s" : std::string("now")) +
+                    (last.empty() ? "" : "; its log ends: " + last));
   restart_at_[slot] = now_s() + d.delay_s;
 }
 

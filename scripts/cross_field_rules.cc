@@ -9,8 +9,33 @@
 #include "engine/learner/algorithms.h"
 #include "envs/env.h"
 #include "scripts/lua_layers.h"
+#include "scripts/reward_shaper.h"
 
 namespace moonseed::scripts {
+namespace {
+
+// reward_shaping runs once on the env's first observation, under the limits an
+// actor would not have until its watchdog fires: an out-of-range index, an
+// error, an endless loop or a memory blow-up refuses the script now, not in
+// every actor.
+void check_reward_shaping_trial(const engine::ExperimentConfig& config, envs::Env& env,
+                                std::vector<ConfigIssue>* issues) {
+  const engine::RewardShapingConfig& f = config.reward_shaping;
+  if (f.source.empty()) return;
+  const envs::EnvSpec& spec = env.spec();
+  std::vector<uint8_t> obs(static_cast<size_t>(spec.observation.byte_size()));
+  env.reset(uint64_t{0}, obs.data());
+  const auto observations = spec.observation.dtype == envs::DType::kUInt8 ? RewardShaper::Observations::kUInt8
+                                                                          : RewardShaper::Observations::kFloat32;
+  const std::string error = RewardShaper::trial_error(f, observations, spec.observation.numel(), obs.data(),
+                                                      kShapingTrialTimeS);
+  if (error.empty()) return;
+  const std::string file = f.chunk_name.size() > 1 ? f.chunk_name.substr(1) : f.chunk_name;
+  issues->push_back(ConfigIssue{file, f.first_line, "reward_shaping",
+                                "a trial call (one env, its first observation, reward 0) failed: " + error});
+}
+
+}  // namespace
 
 void check_cross_field(const engine::ExperimentConfig& config, const std::string& script,
                        const AssignedFields& values, std::vector<ConfigIssue>* issues) {
@@ -42,6 +67,7 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
     report({"env.options", "env.id"}, e.what());
     return;
   }
+  check_reward_shaping_trial(config, *env, issues);
   const models::ModelSpec& model = config.model;
   if (model.kind == "layers" && model.layers.empty()) {
     report({"model.kind", "model.layers"},

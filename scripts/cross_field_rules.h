@@ -9,6 +9,10 @@
 // names was set (a script line, a recipe line or the command line), or at the
 // script with no line when every field it names kept its default.
 //
+// reward_shaping, when set, is called once on the env's first observation
+// (RewardShaper::trial_error, at most kShapingTrialTimeS): an error there is
+// an issue at the function's line.
+//
 // Builds an env (and, for the model, a network on the CPU) to ask them;
 // nothing throws for a bad config. Thread-safe: shares nothing.
 #pragma once
@@ -21,6 +25,8 @@
 #include "scripts/config_error.h"
 
 namespace moonseed::scripts {
+
+constexpr double kShapingTrialTimeS = 1;
 
 // Appends the problems of `config`, which `values` (read from `script`)
 // resolved to, to `issues`.

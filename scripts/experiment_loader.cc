@@ -48,7 +48,7 @@ engine::ExperimentConfig resolve(const AssignedFields& values, std::vector<Confi
 }  // namespace
 
 LoadedExperiment load_experiment_sources(const std::string& path, const std::vector<std::string>& overrides) {
-  LuaState lua(Sandbox::kOn);
+  LuaState lua(Sandbox::kOn, script_limits());
   run_script(lua, path);
 
   std::vector<ConfigIssue> issues;

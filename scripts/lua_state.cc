@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,8 @@
 #include "base/text.h"
 #include "engine/config/values.h"
 #include "scripts/embedded_lua.h"
+
+#include <luajit.h>
 
 namespace moonseed::scripts {
 namespace {
@@ -162,10 +165,85 @@ void apply_sandbox(lua_State* L) {
   }
 }
 
-LuaState::LuaState(Sandbox sandbox) : sandbox_(sandbox) {
-  L_ = luaL_newstate();
+struct LuaState::Budget {
+  LuaLimits limits;
+  size_t used = 0;
+  bool refused = false;
+  std::chrono::steady_clock::time_point deadline;
+};
+
+namespace {
+
+// Lua's allocator with a cap: growing past it fails (Lua raises "not enough
+// memory"); shrinking and freeing always succeed, as Lua requires.
+void* capped_alloc(void* ud, void* ptr, size_t old_size, size_t new_size) {
+  auto* budget = static_cast<LuaState::Budget*>(ud);
+  if (new_size == 0) {
+    std::free(ptr);
+    budget->used -= old_size;
+    return nullptr;
+  }
+  const size_t cap = budget->limits.memory_bytes;
+  if (cap > 0 && new_size > old_size && budget->used - old_size + new_size > cap) {
+    budget->refused = true;
+    return nullptr;
+  }
+  void* grown = std::realloc(ptr, new_size);
+  if (grown != nullptr) budget->used = budget->used - old_size + new_size;
+  return grown;
+}
+
+// Count hook of a state with a time limit: an error at the running line once
+// the deadline has passed. No C++ object is alive when lua_error unwinds.
+void deadline_hook(lua_State* L, lua_Debug*) {
+  void* ud = nullptr;
+  lua_getallocf(L, &ud);
+  const auto* budget = static_cast<const LuaState::Budget*>(ud);
+  if (std::chrono::steady_clock::now() < budget->deadline) return;
+  lua_Debug ar;
+  if (lua_getstack(L, 0, &ar) != 0 && lua_getinfo(L, "Sl", &ar) != 0 && ar.currentline > 0) {
+    lua_pushfstring(L, "%s:%d: ", ar.short_src, ar.currentline);
+  } else {
+    lua_pushliteral(L, "");
+  }
+  lua_pushfstring(L, "the script ran for more than %s s, its time limit (a loop that never ends?)",
+                  engine::format_number(budget->limits.time_s).c_str());
+  lua_concat(L, 2);
+  lua_error(L);
+}
+
+// Instructions between two looks at the clock.
+constexpr int kHookCount = 10000;
+
+}  // namespace
+
+LuaLimits script_limits() {
+  LuaLimits limits;
+  limits.memory_bytes = size_t{512} << 20;
+  limits.time_s = 5;
+  return limits;
+}
+
+LuaState::LuaState(Sandbox sandbox, LuaLimits limits) : budget_(std::make_unique<Budget>()), sandbox_(sandbox) {
+  budget_->limits = limits;
+  budget_->deadline = std::chrono::steady_clock::now() +
+                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                          std::chrono::duration<double>(limits.time_s > 0 ? limits.time_s : 1e9));
+  L_ = lua_newstate(capped_alloc, budget_.get());
   if (L_ == nullptr) throw std::runtime_error("LuaJIT could not create a state (out of memory)");
-  luaL_openlibs(L_);
+  luaL_openlibs(L_);  // opening `jit` turns the JIT on: the limits come after
+  if (limits.time_s > 0) {
+    luaJIT_setmode(L_, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);  // hooks never run in compiled code
+    // ... and Lua code cannot turn it back on with jit.on().
+    lua_pushnil(L_);
+    lua_setglobal(L_, "jit");
+    lua_getglobal(L_, "package");
+    lua_getfield(L_, -1, "loaded");
+    lua_pushnil(L_);
+    lua_setfield(L_, -2, "jit");
+    lua_pop(L_, 2);
+    lua_sethook(L_, deadline_hook, LUA_MASKCOUNT, kHookCount);
+  }
   lua_pushlightuserdata(L_, &loaded_files_);
   lua_setfield(L_, LUA_REGISTRYINDEX, kLoadedFilesKey);
   install_loaders(L_, sandbox == Sandbox::kOn);
@@ -208,11 +286,23 @@ int LuaState::run_file(const std::string& path, const std::vector<std::string>& 
   loaded_files_.push_back(LoadedLuaFile{"", path, std::move(text), false});
   for (const std::string& a : args) lua_pushlstring(L_, a.data(), a.size());
   if (pcall_with_traceback(L_, static_cast<int>(args.size()), LUA_MULTRET) != 0) {
-    std::string message = lua_tostring(L_, -1);
+    const char* text = lua_tostring(L_, -1);
+    std::string message = text != nullptr ? text : "(error object is not a string)";
     lua_settop(L_, base);
-    throw ScriptError(message);
+    const std::string note = limit_note(message);
+    throw ScriptError(note.empty() ? message : path + ": " + message + note);
   }
   return lua_gettop(L_) - base;
+}
+
+const LuaLimits& LuaState::limits() const { return budget_->limits; }
+bool LuaState::memory_refused() const { return budget_->refused; }
+size_t LuaState::memory_used() const { return budget_->used; }
+
+std::string LuaState::limit_note(const std::string& message) const {
+  if (!budget_->refused || message.find("not enough memory") == std::string::npos) return "";
+  return " (the Lua code asked for more than " + std::to_string(budget_->limits.memory_bytes >> 20) +
+         " MiB, its memory limit)";
 }
 
 const LoadedLuaFile* LuaState::module_file(const std::string& module) const {

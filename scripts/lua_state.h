@@ -24,12 +24,21 @@
 // getinfo and traceback. Reading files stays allowed. This guards against
 // mistakes, it is not a boundary against hostile code.
 //
+// Limits (LuaLimits, docs/security.md "Scripts"): a state may get a memory
+// cap, enforced by its allocator (an allocation past it fails, which Lua
+// raises as "not enough memory"; run_file names the script and the cap), and
+// a time limit: the JIT is then off for the state (LuaJIT calls no hook from
+// compiled code) and a count hook raises "file:line: ... ran for more than N
+// s" once N s have passed since the state was made. One C call (a long
+// string.find) is not interrupted; the memory cap bounds string.rep.
+//
 // Failures: run_file() throws ScriptError whose message starts with
 // "file:line:" (Lua's own position) and ends with a Lua traceback.
 // Thread-safety: a LuaState is used by one thread at a time (Lua states are
 // never shared between threads, ARCHITECTURE.md).
 #pragma once
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,6 +56,16 @@ class ScriptError : public std::runtime_error {
 
 enum class Sandbox { kOff, kOn };
 
+// What a state may use; 0 means no limit.
+struct LuaLimits {
+  size_t memory_bytes = 0;
+  double time_s = 0;  // wall-clock from the state's creation; turns the JIT off
+};
+
+// The limits of Lua code that loads an experiment (scripts, recipes, modules):
+// 512 MiB and 5 s.
+LuaLimits script_limits();
+
 // A Lua file a state compiled.
 struct LoadedLuaFile {
   std::string module;  // the name `require` was given; "" for a file run by run_file
@@ -58,7 +77,7 @@ struct LoadedLuaFile {
 class LuaState {
  public:
   // Throws std::runtime_error when LuaJIT cannot allocate a state.
-  explicit LuaState(Sandbox sandbox);
+  explicit LuaState(Sandbox sandbox, LuaLimits limits = {});
   ~LuaState();
   LuaState(const LuaState&) = delete;
   LuaState& operator=(const LuaState&) = delete;
@@ -82,7 +101,20 @@ class LuaState {
   // file (package.preload) or was never required.
   const LoadedLuaFile* module_file(const std::string& module) const;
 
+  const LuaLimits& limits() const;
+  // The allocator refused an allocation past the memory cap since the state
+  // was made (Lua raised "not enough memory", which a script may have caught).
+  bool memory_refused() const;
+  // Bytes Lua holds now (counted by the state's allocator).
+  size_t memory_used() const;
+  // " (...)" explaining a Lua error message that is a memory or time limit's,
+  // or "" for any other: for callers with their own pcall.
+  std::string limit_note(const std::string& message) const;
+
+  struct Budget;
+
  private:
+  std::unique_ptr<Budget> budget_;  // the allocator's user data: declared before L_
   lua_State* L_ = nullptr;
   Sandbox sandbox_;
   std::vector<std::string> search_path_;

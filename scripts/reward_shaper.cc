@@ -14,13 +14,13 @@ namespace {
 // reaches ffi; user functions only ever see the tables environment() builds.
 // Returns environment, bind, call.
 constexpr const char* kRunner = R"lua(
-local obs_ctype = ...
+local obs_ctype, checked = ...
 local ffi = require("ffi")
-local cast = ffi.cast
-local reward_t = ffi.typeof("float *")
-local obs_t = ffi.typeof(obs_ctype)
-local flags_t = ffi.typeof("const uint8_t *")
-local G, ipairs, pairs = _G, ipairs, pairs
+local cast, metatype, new, typeof = ffi.cast, ffi.metatype, ffi.new, ffi.typeof
+local reward_t = typeof("float *")
+local obs_t = typeof(obs_ctype)
+local flags_t = typeof("const uint8_t *")
+local G, ipairs, pairs, type, error, tostring, format = _G, ipairs, pairs, type, error, tostring, string.format
 
 local base = { "assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "print",
                "rawequal", "rawget", "rawset", "select", "setmetatable", "tonumber", "tostring",
@@ -39,14 +39,79 @@ local function environment()
   return env
 end
 
--- Per slot: the FFI pointers of its buffers, cast once, not per step.
+-- Raised at the user's line (level 3: this function, the metamethod, the user's code).
+local function bad_index(name, i, n)
+  if type(i) ~= "number" then
+    error(format("%s[%s]: an index must be a number, got %s", name, tostring(i), type(i)), 3)
+  end
+  error(format("%s[%s] is out of range: %s has %d elements, 0 to %d", name, tostring(i), name, n, n - 1), 3)
+end
+
+-- An array the user's function indexes like a pointer, checked: a cdata of
+-- its own type whose metamethods reach the buffer through upvalues, so no
+-- field or pointer is left for the function to go around the check with.
+-- Returns the array and set(pointer or nil, count).
+local function checked_array(name, ctype, writable)
+  local p, n = nil, 0
+  local mt = {
+    __index = function(_, i)
+      if type(i) == "number" and i >= 0 and i < n then return p[i] end
+      bad_index(name, i, n)
+    end,
+    __len = function() return n end,
+    __tostring = function() return name end,
+  }
+  if writable then
+    mt.__newindex = function(_, i, v)
+      if type(i) == "number" and i >= 0 and i < n then
+        p[i] = v
+        return
+      end
+      bad_index(name, i, n)
+    end
+  else
+    mt.__newindex = function() error(name .. " cannot be written; only reward can", 2) end
+  end
+  local array = new(metatype(typeof("struct { uint8_t unused; }"), mt))
+  local function set(pointer, count)
+    if pointer ~= nil then p = cast(ctype, pointer) end
+    n = count
+  end
+  return array, set
+end
+
+-- Per slot: its four arrays, made once and pointed at the buffers when they change.
 local bound = {}
 local function bind(slot, reward, obs, terminated, truncated)
-  bound[slot] = { cast(reward_t, reward), cast(obs_t, obs), cast(flags_t, terminated), cast(flags_t, truncated) }
+  local b = bound[slot]
+  if not checked then
+    bound[slot] = { cast(reward_t, reward), cast(obs_t, obs), cast(flags_t, terminated), cast(flags_t, truncated) }
+    return
+  end
+  if not b then
+    b = { n = -1, sets = {} }
+    b[1], b.sets[1] = checked_array("reward", reward_t, true)
+    b[2], b.sets[2] = checked_array("obs", obs_t, false)
+    b[3], b.sets[3] = checked_array("terminated", flags_t, false)
+    b[4], b.sets[4] = checked_array("truncated", flags_t, false)
+    bound[slot] = b
+  end
+  b.sets[1](reward, 0)
+  b.sets[2](obs, 0)
+  b.sets[3](terminated, 0)
+  b.sets[4](truncated, 0)
+  b.n = -1
 end
 
 local function call(fn, slot, n, obs_size)
   local b = bound[slot]
+  if checked and b.n ~= n then
+    b.sets[1](nil, n)
+    b.sets[2](nil, n * obs_size)
+    b.sets[3](nil, n)
+    b.sets[4](nil, n)
+    b.n = n
+  end
   fn(n, b[1], b[2], obs_size, b[3], b[4])
 end
 
@@ -69,12 +134,20 @@ bool has_position(const std::string& message) {
 
 struct RewardShaper::Function {
   engine::RewardShapingConfig config;
+  std::string position;  // "exp.lua:12"
   int ref = LUA_NOREF;  // the function in the registry
   bool failed = false;
 };
 
-RewardShaper::RewardShaper(int slots, Observations observations, int64_t obs_size)
-    : lua_(Sandbox::kOff), L_(lua_.get()), obs_size_(obs_size) {
+LuaLimits RewardShaper::shaping_limits() {
+  LuaLimits limits;
+  limits.memory_bytes = size_t{256} << 20;
+  return limits;
+}
+
+RewardShaper::RewardShaper(int slots, Observations observations, int64_t obs_size, LuaLimits limits,
+                           Arrays arrays)
+    : lua_(Sandbox::kOff, limits), L_(lua_.get()), obs_size_(obs_size) {
   if (slots < 1 || obs_size < 1) {
     throw std::invalid_argument("RewardShaper needs slots >= 1 and obs_size >= 1, got " + std::to_string(slots) +
                                 " and " + std::to_string(obs_size));
@@ -83,7 +156,8 @@ RewardShaper::RewardShaper(int slots, Observations observations, int64_t obs_siz
     throw std::logic_error(std::string("RewardShaper: the runner does not compile: ") + lua_tostring(L_, -1));
   }
   lua_pushstring(L_, observations == Observations::kUInt8 ? "const uint8_t *" : "const float *");
-  if (pcall_with_traceback(L_, 1, 3) != 0) {
+  lua_pushboolean(L_, arrays == Arrays::kChecked);
+  if (pcall_with_traceback(L_, 2, 3) != 0) {
     throw std::logic_error(std::string("RewardShaper: the runner failed: ") + lua_tostring(L_, -1));
   }
   call_ref_ = luaL_ref(L_, LUA_REGISTRYINDEX);
@@ -108,7 +182,7 @@ std::string RewardShaper::pop_error() {
   const char* message = lua_tostring(L_, -1);
   std::string text = message ? message : std::string("(error object is a ") + luaL_typename(L_, -1) + " value)";
   lua_pop(L_, 1);
-  return text;
+  return text + lua_.limit_note(text);
 }
 
 std::shared_ptr<RewardShaper::Function> RewardShaper::compile(const engine::RewardShapingConfig& function,
@@ -145,6 +219,9 @@ std::shared_ptr<RewardShaper::Function> RewardShaper::compile(const engine::Rewa
     delete f;
   });
   compiled->config = function;
+  const std::string& chunk = function.chunk_name;
+  compiled->position = (chunk.size() > 1 && (chunk[0] == '@' || chunk[0] == '=') ? chunk.substr(1) : chunk) + ":" +
+                       std::to_string(function.first_line);
   compiled->ref = luaL_ref(L_, LUA_REGISTRYINDEX);
   return compiled;
 }
@@ -245,6 +322,31 @@ std::string RewardShaper::shape(int slot, int n, float* reward, const void* obs,
 bool RewardShaper::has_function(int slot) const {
   const Slot& s = slot_at(slot, "has_function");
   return s.current && !s.current->failed;
+}
+
+const std::string& RewardShaper::position(int slot) const {
+  static const std::string none;
+  const Slot& s = slot_at(slot, "position");
+  return s.current ? s.current->position : none;
+}
+
+std::string RewardShaper::trial_error(const engine::RewardShapingConfig& function, Observations observations,
+                                      int64_t obs_size, const void* obs, double time_s) {
+  LuaLimits limits = shaping_limits();
+  limits.time_s = time_s;
+  RewardShaper probe(1, observations, obs_size, limits);
+  std::string error = probe.install(0, function);
+  if (error.empty()) {
+    float reward = 0;
+    const uint8_t no_flag = 0;
+    error = probe.shape(0, 1, &reward, obs, &no_flag, &no_flag);
+  }
+  // The probe had no function before: say what happened, not what it falls back to.
+  const std::string fallback = "; running without reward shaping";
+  if (error.size() >= fallback.size() && error.compare(error.size() - fallback.size(), fallback.size(), fallback) == 0) {
+    error.resize(error.size() - fallback.size());
+  }
+  return error;
 }
 
 std::string RewardShaper::compile_error(const engine::RewardShapingConfig& function) {

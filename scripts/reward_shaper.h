@@ -6,9 +6,13 @@
 //   reward_shaping(n, reward, obs, obs_size, terminated, truncated)
 // with n envs; reward: float* (writable); obs: const float* or const uint8_t*
 // (the env's observation dtype), n * obs_size elements, env-major;
-// terminated, truncated: const uint8_t*, 0 or 1 per env. All are LuaJIT FFI
-// pointers indexed from 0, so a loop over them compiles to machine code and no
-// table is built per call.
+// terminated, truncated: const uint8_t*, 0 or 1 per env. Each is indexed from
+// 0 like an FFI pointer, but checked: an index outside 0..count-1 raises
+// "exp.lua:12: reward[100031] is out of range: reward has 32 elements, 0 to
+// 31" at the function's line, writing obs or the flags raises an error, and
+// #reward is n. The arrays are FFI cdata whose metamethods LuaJIT compiles
+// into the function's loops; nothing is built per call (bench/shaping_bench
+// compares them with raw pointers, Arrays::kUnchecked).
 //
 // The state: the engine's runner chunk takes LuaJIT's `ffi` to cast the raw
 // pointers, then the sandbox (scripts/lua/moonseed/sandbox.lua) removes it.
@@ -30,8 +34,14 @@
 //     none, the step keeps the envs' rewards); the other slots running the
 //     failed function drop it at their next call, without a second report.
 // The constructor throws std::invalid_argument for bad sizes and
-// std::runtime_error when LuaJIT cannot start. A function that never returns
-// hangs the actor: there is no step budget.
+// std::runtime_error when LuaJIT cannot start.
+//
+// Limits: the state's memory is capped (shaping_memory_limit(); past it Lua
+// raises "not enough memory", a runtime error as above). A function that never
+// returns is not interrupted here: the JIT, which the hot path needs, calls no
+// hooks, so the actor runs each call under a watchdog (call_watchdog.h) and
+// names the function with position(). trial_error() runs a function once with
+// the JIT off and a time limit, for the loader.
 //
 // Not thread-safe: the actor's thread owns it.
 #pragma once
@@ -49,9 +59,16 @@ namespace moonseed::scripts {
 class RewardShaper {
  public:
   enum class Observations { kFloat32, kUInt8 };
+  // kUnchecked hands the function raw FFI pointers, as before bounds checks:
+  // only for bench/shaping_bench's comparison.
+  enum class Arrays { kChecked, kUnchecked };
 
   // `obs_size`: elements per observation.
-  RewardShaper(int slots, Observations observations, int64_t obs_size);
+  RewardShaper(int slots, Observations observations, int64_t obs_size, LuaLimits limits = shaping_limits(),
+               Arrays arrays = Arrays::kChecked);
+
+  // An actor's state: 256 MiB of Lua memory, no time limit (the watchdog's).
+  static LuaLimits shaping_limits();
   ~RewardShaper();
   RewardShaper(const RewardShaper&) = delete;
   RewardShaper& operator=(const RewardShaper&) = delete;
@@ -76,6 +93,17 @@ class RewardShaper {
 
   // The slot has a function that has not failed.
   bool has_function(int slot) const;
+
+  // "exp.lua:12": where the slot's current function is written ("" for none).
+  const std::string& position(int slot) const;
+
+  // Runs `function` once, as an actor's first step of one env would (n = 1,
+  // reward 0, no flags, `obs`: one observation of `obs_size` elements), in a
+  // fresh state with the JIT off, the memory cap and a time limit of
+  // `time_s`. "" when it returns, else what shape() would report
+  // ("reward_shaping failed at exp.lua:12: ...") or the compile error.
+  static std::string trial_error(const engine::RewardShapingConfig& function, Observations observations,
+                                 int64_t obs_size, const void* obs, double time_s);
 
   // Compiles `function` as an actor would, in a fresh state: "" when it
   // compiles to a function, else Lua's message ("exp.lua:12: ..."). For

@@ -103,7 +103,9 @@ TEST_F(ShapedRun, SavingTheScriptWithFactorThreeIsAppliedAtUnrollBoundariesAndLa
 
 TEST_F(ShapedRun, AFunctionThatRaisesIsReportedWithFileAndLineAndTrainingGoesOnWithThePreviousOne) {
   start();
-  save_like_an_editor(script_, replaced(kScript, "reward[i] = 2 * reward[i]", "reward[i] = 2 * reward[i] + obs.nope"));
+  // Only with more than one env: the loader's trial call (one env) passes.
+  save_like_an_editor(script_, replaced(kScript, "reward[i] = 2 * reward[i]",
+                                        "reward[i] = 2 * reward[i] + (n > 1 and obs.nope or 0)"));
   ASSERT_TRUE(eventually(30, [&] { return logged("reward_shaping failed at "); })) << log();
   const std::string text = log();
   EXPECT_NE(text.find("moonseed: actor "), std::string::npos) << text;
@@ -120,6 +122,65 @@ TEST_F(ShapedRun, AFunctionThatRaisesIsReportedWithFileAndLineAndTrainingGoesOnW
     return metrics.find("\"event\": \"actor_notice\"") != std::string::npos &&
            metrics.find("exp.lua:12: ") != std::string::npos;
   }));
+}
+
+// Limits on user Lua (docs/security.md "Scripts"), with the real binary.
+
+// The learner's peak resident memory (VmHWM), in MiB.
+double peak_rss_mib(pid_t pid) {
+  const std::string status = read_file("/proc/" + std::to_string(pid) + "/status");
+  const size_t at = status.find("VmHWM:");
+  return at == std::string::npos ? -1 : std::stod(status.substr(at + 6)) / 1024;
+}
+
+TEST_F(ShapedRun, AnEndlessLoopAtTheTopOfASavedScriptIsRefusedTrainingGoesOnAndSigtermStillEndsTheRun) {
+  start();
+  save_like_an_editor(script_, replaced(kScript, "return ms.experiment {", "while true do end\nreturn ms.experiment {"));
+  ASSERT_TRUE(eventually(30, [&] { return logged("reload failed, nothing changed"); })) << log();
+  EXPECT_TRUE(logged("exp.lua:2: the script ran for more than 5 s, its time limit")) << log();
+  const double steps = latest("optimizer_steps");
+  EXPECT_TRUE(eventually(30, [&] { return latest("optimizer_steps") > steps; })) << log();
+  learner_->signal(SIGTERM);
+  EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << log();
+}
+
+TEST_F(ShapedRun, AHugeStringInASavedScriptIsRefusedWithAMemoryMessageAndTheLearnerDoesNotGrow) {
+  start();
+  const double before = peak_rss_mib(learner_->pid());
+  save_like_an_editor(script_, replaced(kScript, "name = 'shaped',", "name = 'shaped' .. string.rep('x', 2^30):sub(1, 0),"));
+  ASSERT_TRUE(eventually(30, [&] { return logged("reload failed, nothing changed"); })) << log();
+  EXPECT_TRUE(logged("exp.lua: not enough memory (the Lua code asked for more than 512 MiB, its memory limit)"))
+      << log();
+  EXPECT_LT(peak_rss_mib(learner_->pid()) - before, 256) << "peak RSS before " << before << " MiB";
+}
+
+TEST_F(ShapedRun, AShapingFunctionWritingOutOfRangeIsRefusedAtReloadAndRestoringTheScriptSaysSo) {
+  start();
+  save_like_an_editor(script_, replaced(kScript, "    end\n  end,", "    end\n    reward[n + 100000] = 0\n  end,"));
+  ASSERT_TRUE(eventually(30, [&] { return logged("reload failed, nothing changed"); })) << log();
+  EXPECT_TRUE(logged("exp.lua:10: reward_shaping: a trial call (one env, its first observation, reward 0) failed: "
+                     "reward_shaping failed at " + script_ + ":14: reward[100001] is out of range: reward has 1 elements, 0 to 0"))
+      << log();
+  const double episodes = latest("episodes");
+  EXPECT_TRUE(eventually(30, [&] { return latest("episodes") >= episodes + 100; })) << log();
+  EXPECT_TRUE(returns_are(2)) << "the doubling function still runs\n" << log();
+  EXPECT_FALSE(logged("reward[100016]")) << "no actor ran the refused function\n" << log();
+
+  save_like_an_editor(script_, kScript);
+  ASSERT_TRUE(eventually(30, [&] { return logged(script_ + " loads again; config unchanged"); })) << log();
+  EXPECT_TRUE(eventually(10, [&] { return !read_events(run_dir() + "/metrics.jsonl", "reload_restored").empty(); }));
+  EXPECT_EQ(read_events(run_dir() + "/metrics.jsonl", "reload").size(), 0u);
+}
+
+TEST_F(ShapedRun, AShapingFunctionThatNeverReturnsEndsItsActorsWithANamedLineTheLearnerQuotes) {
+  // The loader's trial call has one env; the actors' groups have 16.
+  save_like_an_editor(script_, replaced(kScript, "    for i = 0, n - 1 do\n",
+                                        "    if n > 1 then while true do end end\n    for i = 0, n - 1 do\n"));
+  learner_.emplace(std::vector<std::string>{kBinary, "run", script_, "runs_dir=" + dir_ + "/runs"}, log_);
+  EXPECT_TRUE(eventually(60, [&] {
+    return logged("exited with code 5; restarting now; its log ends: moonseed actor: reward_shaping at " + script_ +
+                  ":10 ran for more than 1 s; stopping this actor (exit code 5)");
+  })) << log();
 }
 
 }  // namespace

@@ -7,15 +7,15 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/scripts/shaping_test_util.h"
+
 namespace moonseed::scripts {
 namespace {
 
+using testing::shaping_function;
+
 engine::RewardShapingConfig function(const std::string& source, int first_line = 1) {
-  engine::RewardShapingConfig f;
-  f.source = source;
-  f.chunk_name = "@exp.lua";
-  f.first_line = first_line;
-  return f;
+  return shaping_function(source, first_line);
 }
 
 // Four CartPole-like envs: observations of 4 floats, one terminated, one truncated.
