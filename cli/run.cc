@@ -444,6 +444,10 @@ void Run::log_tick(double now) {
   metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
   progress_->update(elapsed, s, fps, cfg_.topology.actors);
 
+  if (stop_reason_.empty() && !s.failure.empty()) {
+    diverged_ = true;
+    stop_reason_ = s.failure;
+  }
   if (stop_reason_.empty()) stop_reason_ = cli::stop_reason(live.stop, s, elapsed);
   if (stop_reason_.empty() && now >= next_checkpoint_) {
     const double interval = std::max(1.0, live.checkpoint.interval_s);
@@ -518,7 +522,16 @@ int Run::finish() {
   report_record_off(final_stats, elapsed);  // the last segment may have failed at the stop
   int code = 0;
   try {
-    checkpoint(elapsed);
+    if (diverged_) {
+      // Weights that are NaN would be the newest checkpoint, the one --resume takes.
+      const std::string newest = dir_->newest_checkpoint(learner_->checkpoint_companions());
+      std::cerr << "moonseed: no final checkpoint: the model's weights are not finite; "
+                << (newest.empty() ? "there is no checkpoint to resume from" : "the last good one is " + newest)
+                << "\n";
+      code = 1;
+    } else {
+      checkpoint(elapsed);
+    }
   } catch (const std::exception& e) {
     // The run still ends normally when an earlier checkpoint can be resumed;
     // with none, everything trained is lost, which the exit code says.

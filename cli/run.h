@@ -16,7 +16,9 @@
 // for a metrics row or checkpoint it cannot write (a full disk): it logs it,
 // keeps the last good checkpoint, tries again at the next interval, and
 // training goes on. finish() returns 1 when the final checkpoint fails and no
-// earlier one is left to resume from, else 0 (docs/reliability.md).
+// earlier one is left to resume from, or when the model diverged (its weights
+// went non-finite: the run stops, writes no final checkpoint and keeps the last
+// good one), else 0 (docs/reliability.md).
 //
 // Thread-safety: none. One thread calls everything; setup() blocks SIGINT and
 // SIGTERM for every thread started after it, so they arrive in tick().
@@ -129,6 +131,7 @@ class Run {
   int failed_checkpoints_ = 0;  // periodic checkpoints failed in a row (a full disk...)
   bool actors_failed_ = false;  // every local actor was parked: the run stops and exits 1
   bool record_off_reported_ = false;
+  bool diverged_ = false;       // the learner failed (the model went non-finite): no final checkpoint, exit 1
   std::string stop_reason_;    // set to stop; RunControl sets it on `stop`
 };
 

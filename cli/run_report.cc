@@ -25,7 +25,7 @@ void add_counters(engine::MetricsRow& row, const engine::LearnerStats& s, bool e
       .add("trained_frames", s.trained_frames).add("loss_total", s.loss_total)
       .add("grad_norm", s.grad_norm).add("learning_rate", s.learning_rate)
       .add("actors", s.actors_connected).add("auth_failures", s.auth_failures).add("queue", s.queue_size)
-      .add("inference_batch_envs", s.mean_batch_envs);
+      .add("inference_batch_envs", s.mean_batch_envs).add("nonfinite_replaced", s.nonfinite_replaced);
   if (eval_envs) row.add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean);
   // The algorithm's own numbers (V-trace: loss_policy, mean_rho, ...; R2D2: mean_q, replay_size, ...).
   for (const engine::Metric& m : s.agent_metrics) row.add(m.name, m.value);

@@ -81,6 +81,9 @@ struct InferenceConfig {
   int idle_spin_us = 0;      // the inference thread polls this long for work before it sleeps
   int io_threads = 0;        // socket threads; 0 = the inference thread does the socket work itself
   std::string device = "auto";  // "auto" | "cpu" | "cuda"
+  // A NaN or infinite observation element (float spaces) or reward from an
+  // actor: "refuse" closes that actor's connection, "replace" uses 0 and counts it.
+  std::string nonfinite = "refuse";
 };
 
 struct LearnerConfig {

@@ -234,6 +234,9 @@ std::vector<FieldSchema> build_schema() {
               "between batches (one thread hop less per step)"),
       string(MOONSEED_FIELD(inference.device), {"auto", "cpu", "cuda"}, kRestart,
              "inference and training device; auto = cuda when available"),
+      string(MOONSEED_FIELD(inference.nonfinite), {"refuse", "replace"}, kRestart,
+             "a NaN or infinite observation element or reward from an actor: refuse = close that actor's "
+             "connection with the reason, replace = use 0 and count it (nonfinite_replaced)"),
 
       integer(MOONSEED_FIELD(learner.batch), 1, 65536, kRestart, "unrolls per training step"),
       integer(MOONSEED_FIELD(learner.unroll), 1, 100000, kRestart, "steps per unroll (T; T+1 stored, overlap 1)"),
@@ -310,7 +313,7 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, eval_envs_per_actor, local_actors, transport,
                           listen, actor_timeout_s] =
       c.topology;
-  [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device] = c.inference;
+  [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device, nonfinite] = c.inference;
   [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;
   [[maybe_unused]] auto& [frames, seconds, return_mean, eval_return_mean] = c.stop;
   [[maybe_unused]] auto& [interval_s, progress] = c.log;

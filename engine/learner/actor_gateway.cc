@@ -1,6 +1,7 @@
 #include "engine/learner/actor_gateway.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -33,6 +34,9 @@ bool tokens_match(const std::string& expected, const std::string& given) {
   return diff == 0;
 }
 
+// A float32's bits: all exponent bits set is NaN or an infinity.
+bool nonfinite_bits(uint32_t bits) { return (bits & 0x7f800000u) == 0x7f800000u; }
+
 // "31.2": seconds to a tenth, as a person reads them.
 std::string seconds_text(double s) {
   char text[32];
@@ -56,7 +60,18 @@ ActorGateway::ActorGateway(const ExperimentConfig& config, std::string run_id, c
       links_(static_cast<size_t>(config.topology.actors)),
       welcomed_version_(static_cast<size_t>(config.topology.actors), 0),
       hosts_(static_cast<size_t>(config.topology.actors)),
-      pids_(static_cast<size_t>(config.topology.actors), 0) {}
+      pids_(static_cast<size_t>(config.topology.actors), 0) {
+  const size_t actors = static_cast<size_t>(std::max(0, config.topology.actors));
+  current_link_.reset(new std::atomic<const rpc::ActorLink*>[actors]);
+  current_generation_.reset(new std::atomic<uint64_t>[actors]);
+  for (size_t i = 0; i < actors; ++i) {
+    current_link_[i].store(nullptr);
+    current_generation_[i].store(0);
+  }
+  const size_t slots = actors * static_cast<size_t>(std::max(0, config.topology.envs_per_actor));
+  in_flight_.reset(new std::atomic<uint64_t>[slots]);
+  for (size_t i = 0; i < slots; ++i) in_flight_[i].store(0);
+}
 
 void ActorGateway::set_auth_token(std::string token) { auth_token_ = std::move(token); }
 
@@ -95,9 +110,40 @@ void ActorGateway::reply(const std::vector<StepRequest>& requests, const void* a
                   out.actions.size());
     }
     row += r.batch.count;
+    // Before the actions go out: the actor's next batch for these envs may
+    // arrive as soon as they are sent.
+    for (uint32_t i = 0; i < r.batch.count; ++i) {
+      uint64_t expected = r.generation;
+      in_flight_[static_cast<size_t>(r.slot_begin) + i].compare_exchange_strong(expected, 0);
+    }
     r.link->send_actions(std::move(out));
     watch_.replied(r.link->actor_id(), r.generation, clock_.now());
   }
+}
+
+bool ActorGateway::stale(const StepRequest& request) const {
+  return current_generation_[static_cast<size_t>(request.link->actor_id())].load() != request.generation;
+}
+
+void ActorGateway::set_current(int id, const rpc::ActorLink* link, uint64_t generation) {
+  // The link goes first and last: on_steps reads it before and after the
+  // generation, so it never tags a batch with another connection's generation.
+  current_link_[static_cast<size_t>(id)].store(nullptr);
+  current_generation_[static_cast<size_t>(id)].store(generation);
+  current_link_[static_cast<size_t>(id)].store(link);
+}
+
+bool ActorGateway::clear_current(int id, const rpc::ActorLink* link) {
+  if (id < 0 || id >= config_.topology.actors) return false;
+  const rpc::ActorLink* expected = link;
+  return current_link_[static_cast<size_t>(id)].compare_exchange_strong(expected, nullptr);
+}
+
+void ActorGateway::refuse(const std::shared_ptr<rpc::ActorLink>& link, const std::string& reason) {
+  // Only the first refusal of a connection is said: its later batches are dropped.
+  if (!clear_current(link->actor_id(), link.get())) return;
+  base::log_warning("actor " + std::to_string(link->actor_id()) + ": " + reason + "; closing its connection");
+  link->send_bye(reason);
 }
 
 int ActorGateway::actors_connected() const {
@@ -153,6 +199,7 @@ std::vector<int> ActorGateway::release_hung(double timeout_s) {
       // its Bye is out, no longer touches it.
       connected_[slot] = false;
       links_[slot].reset();
+      clear_current(silence.actor_id, link.get());
       watch_.disconnected(silence.actor_id);
       events.push_back(event_of(ActorEvent::Kind::kHung, silence.actor_id, reason + "; its slot is free"));
       byes.emplace_back(std::move(link), reason);
@@ -167,7 +214,7 @@ std::vector<int> ActorGateway::release_hung(double timeout_s) {
 rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
   rpc::Admission admission;
   if (!tokens_match(auth_token_, hello.auth_token)) {
-    admission.reason = "wrong auth token (set MOONSEED_AUTH_TOKEN or --auth-token to the learner's)";
+    admission.reason = "wrong auth token (give the learner's with --auth-token-file or MOONSEED_AUTH_TOKEN)";
     admission.bad_credentials = true;  // the server slows down the address that sent it
     auth_failures_.fetch_add(1, std::memory_order_relaxed);
     return admission;
@@ -231,7 +278,7 @@ void ActorGateway::on_connect(std::shared_ptr<rpc::ActorLink> link) {
   {
     base::MutexLock lock(actors_mu_);
     links_[static_cast<size_t>(id)] = link;
-    watch_.connected(id, clock_.now());
+    set_current(id, link.get(), watch_.connected(id, clock_.now()));
     joined = event_of(ActorEvent::Kind::kJoined, id, "");
     base::MutexLock boundary(boundary_mu_);
     missed.config_version = boundary_version_;
@@ -271,19 +318,78 @@ std::string ActorGateway::step_batch_problem(const rpc::StepBatch& batch) const 
   return "";
 }
 
+std::string ActorGateway::nonfinite_problem(rpc::StepBatch& batch) {
+  const bool replace = config_.inference.nonfinite == "replace";
+  int64_t replaced = 0;
+  std::string problem;
+  if (spec_.observation.dtype == envs::DType::kFloat32) {
+    const size_t per_env = static_cast<size_t>(spec_.observation.numel());
+    uint8_t* bytes = batch.observations.data();
+    for (uint32_t env = 0; env < batch.count && problem.empty(); ++env) {
+      for (size_t k = 0; k < per_env; ++k) {
+        uint32_t bits;
+        uint8_t* at = bytes + (env * per_env + k) * sizeof bits;
+        std::memcpy(&bits, at, sizeof bits);
+        if (!nonfinite_bits(bits)) continue;
+        if (!replace) {
+          float value;
+          std::memcpy(&value, &bits, sizeof value);
+          problem = "env " + std::to_string(batch.env_begin + env) + " sent a non-finite observation (" +
+                    (std::isnan(value) ? std::string("nan") : value > 0 ? "inf" : "-inf") + " at element " +
+                    std::to_string(k) + ")";
+          break;
+        }
+        std::memset(at, 0, sizeof bits);
+        ++replaced;
+      }
+    }
+  }
+  for (uint32_t env = 0; env < batch.count && problem.empty(); ++env) {
+    const float reward = batch.rewards[env];
+    if (std::isfinite(reward)) continue;
+    if (!replace) {
+      problem = "env " + std::to_string(batch.env_begin + env) + " sent a non-finite reward (" +
+                (std::isnan(reward) ? std::string("nan") : reward > 0 ? "inf" : "-inf") + ")";
+      break;
+    }
+    batch.rewards[env] = 0.f;
+    ++replaced;
+  }
+  if (replaced > 0) nonfinite_replaced_.fetch_add(replaced, std::memory_order_relaxed);
+  return problem;
+}
+
 void ActorGateway::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) {
-  const std::string problem = step_batch_problem(batch);
+  const int id = link->actor_id();
+  if (id < 0 || id >= config_.topology.actors) return;
+  // The connection's generation, read between two reads of the slot's
+  // current link (set_current writes them the other way round): a batch of a
+  // connection the gateway let go (hung, refused) is dropped, its Bye is on the way.
+  const std::atomic<const rpc::ActorLink*>& current = current_link_[static_cast<size_t>(id)];
+  if (current.load() != link.get()) return;
+  const uint64_t generation = current_generation_[static_cast<size_t>(id)].load();
+  if (current.load() != link.get()) return;
+
+  std::string problem = step_batch_problem(batch);
+  if (problem.empty()) problem = nonfinite_problem(batch);
+  const int64_t slot_begin = static_cast<int64_t>(id) * config_.topology.envs_per_actor + batch.env_begin;
+  // One request per env and connection at a time: a step for an env whose
+  // actions have not been sent yet is a repeat (or a step that cannot have
+  // been taken). A dead predecessor's request (an older generation) does not count.
+  for (uint32_t i = 0; i < batch.count && problem.empty(); ++i) {
+    if (in_flight_[static_cast<size_t>(slot_begin) + i].load() == generation) {
+      problem = "env " + std::to_string(batch.env_begin + i) + " sent a step before its last one was answered";
+    }
+  }
   if (!problem.empty()) {
-    base::log_warning("actor " + std::to_string(link->actor_id()) + " sent a bad StepBatch (" + problem +
-                      "); closing its connection");
-    link->send_bye("bad StepBatch: " + problem);
+    refuse(link, "bad StepBatch: " + problem);
     return;
   }
-  watch_.batch_received(link->actor_id(), clock_.now());
+  for (uint32_t i = 0; i < batch.count; ++i) in_flight_[static_cast<size_t>(slot_begin) + i].store(generation);
+  watch_.batch_received(id, clock_.now());
   StepRequest request;
-  request.generation = watch_.generation(link->actor_id());
-  request.slot_begin =
-      static_cast<int64_t>(link->actor_id()) * static_cast<int64_t>(config_.topology.envs_per_actor) + batch.env_begin;
+  request.generation = generation;
+  request.slot_begin = slot_begin;
   request.link = link;
   const int count = static_cast<int>(batch.count);
   request.batch = std::move(batch);
@@ -301,6 +407,7 @@ void ActorGateway::on_disconnect(const std::shared_ptr<rpc::ActorLink>& link, co
     if (links_[slot].lock() != link) return;
     connected_[slot] = false;
     links_[slot].reset();
+    clear_current(id, link.get());
     watch_.disconnected(id);
     left = event_of(ActorEvent::Kind::kLeft, id, reason);
   }

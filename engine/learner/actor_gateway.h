@@ -7,8 +7,16 @@
 //     everything it runs: env, its env slots, seed, unroll length, boundary
 //     config;
 //   - validation: a StepBatch must fit the actor's envs and the env's spec
-//     (observation bytes, one reward and one flag byte per env); a bad one
-//     gets that actor a Bye with the reason and touches nothing else;
+//     (observation bytes, one reward and one flag byte per env), carry finite
+//     observations (float spaces) and rewards (or have them replaced by 0:
+//     inference.nonfinite), and come for envs whose last step was answered
+//     (at most one request in flight per env slot and connection). A bad one
+//     gets that actor a Bye with the reason and touches nothing else: nothing
+//     of it reaches the batcher (docs/security.md);
+//   - connections: each request carries its connection's generation; one
+//     whose connection has since been replaced is stale (stale()): the
+//     inference thread drops it unanswered, so a restarted actor's first
+//     steps never meet its dead predecessor's in the agent;
 //   - hand-over: a valid StepBatch becomes a StepRequest for the inference
 //     batcher, tagged with the env slots it fills;
 //   - replies: the inference thread's actions, encoded for the wire (int32
@@ -29,7 +37,11 @@
 // it connected), so it plays new episodes.
 //
 // Thread-safety: the ActorService methods from io threads; reply() from the
-// inference thread; the rest from any thread. Lock order: actors_mu_ before
+// inference thread; the rest from any thread. Per actor, the current link and
+// its generation are atomics written under actors_mu_ and read without it
+// (on_steps, stale()); per env slot, the generation of the connection whose
+// request is in flight is an atomic: set by on_steps, cleared by reply()
+// before the actions go out. Lock order: actors_mu_ before
 // boundary_mu_ and events_mu_.
 #pragma once
 
@@ -80,6 +92,20 @@ class ActorGateway final : public rpc::ActorService {
   // space (sent as int32), float [n, A] for a box, rows in request order.
   void reply(const std::vector<StepRequest>& requests, const void* actions);
 
+  // True when the connection that sent `request` has been replaced by a newer
+  // one of the same actor slot (its actor died or was released as hung and
+  // came back): the request must not be acted on.
+  bool stale(const StepRequest& request) const;
+
+  // Closes the connection of `link` with a Bye that gives `reason` (logged),
+  // because something it sent cannot be used; its batches still on the way are
+  // dropped. Other connections never notice.
+  void refuse(const std::shared_ptr<rpc::ActorLink>& link, const std::string& reason);
+
+  // Non-finite observation elements and rewards replaced by 0 so far
+  // (inference.nonfinite = "replace").
+  int64_t nonfinite_replaced() const { return nonfinite_replaced_.load(std::memory_order_relaxed); }
+
   int actors_connected() const EXCLUDES(actors_mu_);
   // Hellos refused for a wrong auth token since start.
   int64_t auth_failures() const { return auth_failures_.load(std::memory_order_relaxed); }
@@ -113,6 +139,14 @@ class ActorGateway final : public rpc::ActorService {
  private:
   // "" when `batch` fits the actor's envs and the spec, else what is wrong.
   std::string step_batch_problem(const rpc::StepBatch& batch) const;
+  // "" when every observation element (float spaces) and reward of `batch` is
+  // finite, or non-finite ones were replaced by 0 (inference.nonfinite =
+  // "replace"); else which env and field holds one.
+  std::string nonfinite_problem(rpc::StepBatch& batch);
+  // Makes `link` the current connection of slot `id` (under actors_mu_).
+  void set_current(int id, const rpc::ActorLink* link, uint64_t generation) REQUIRES(actors_mu_);
+  // Clears `link` as the current connection of slot `id`, if it still is. True when it was.
+  bool clear_current(int id, const rpc::ActorLink* link);
   // Logs `event` and keeps it for take_events().
   void record(ActorEvent event) EXCLUDES(events_mu_);
   // An event about slot `id` with its host and pid.
@@ -127,6 +161,15 @@ class ActorGateway final : public rpc::ActorService {
   ActorWatch watch_;
   std::atomic<bool> expect_leaves_{false};
   std::atomic<int64_t> auth_failures_{0};
+  std::atomic<int64_t> nonfinite_replaced_{0};
+  // Per actor slot: its current connection (nullptr: none, or it was let go)
+  // and that connection's generation. Written under actors_mu_ (link cleared
+  // first, generation, then the new link), read without a lock.
+  std::unique_ptr<std::atomic<const rpc::ActorLink*>[]> current_link_;
+  std::unique_ptr<std::atomic<uint64_t>[]> current_generation_;
+  // Per env slot (actor * envs_per_actor + env): the generation of the
+  // connection whose request for it waits for actions, 0 when none.
+  std::unique_ptr<std::atomic<uint64_t>[]> in_flight_;
   std::string auth_token_;  // set before the server starts, then read-only
 
   mutable base::Mutex actors_mu_ ACQUIRED_BEFORE(boundary_mu_);

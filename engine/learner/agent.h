@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,37 @@
 #include "envs/spec.h"
 
 namespace moonseed::engine {
+
+// Agent::act found rows whose action distribution (V-trace: logits, mean or
+// log std; R2D2: Q-values) is not finite, before recording anything: it acted
+// on nothing. `rows` index the batch, ascending. The learner asks
+// weights_finite() whose fault it is: the model's (training diverged) or those
+// rows' observations' (finite but large enough to overflow the net).
+class NonFiniteOutputs : public std::runtime_error {
+ public:
+  explicit NonFiniteOutputs(std::vector<int64_t> rows)
+      : std::runtime_error("the model's outputs are not finite for " + std::to_string(rows.size()) + " row(s)"),
+        rows_(std::move(rows)) {}
+  const std::vector<int64_t>& rows() const { return rows_; }
+
+ private:
+  std::vector<int64_t> rows_;
+};
+
+// The rows of `outputs` ([n, ...], any device) holding a NaN or infinity, ascending.
+inline std::vector<int64_t> nonfinite_rows(const torch::Tensor& outputs) {
+  const torch::Tensor bad = torch::isfinite(outputs).reshape({outputs.size(0), -1}).all(1).logical_not();
+  const torch::Tensor index = bad.nonzero().reshape({-1}).to(torch::kCPU, torch::kInt64).contiguous();
+  return std::vector<int64_t>(index.data_ptr<int64_t>(), index.data_ptr<int64_t>() + index.numel());
+}
+
+// True when every element of every tensor in `tensors` is finite.
+inline bool all_finite(const std::vector<torch::Tensor>& tensors) {
+  for (const torch::Tensor& t : tensors) {
+    if (!torch::isfinite(t).all().item<bool>()) return false;
+  }
+  return true;
+}
 
 // Plays evaluation episodes (Learner::evaluate): one per row of every batch.
 class EvalPolicy {
@@ -60,9 +92,14 @@ class Agent {
   virtual void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version) = 0;
   // Actions for `slots`, each observed just before, from obs [n, obs...] on the
   // CPU; records them. `policy_version` = optimizer steps so far. Returns CPU
-  // actions: int64 [n] for Discrete, float [n, A] for Box.
+  // actions: int64 [n] for Discrete, float [n, A] for Box. Never samples from
+  // a non-finite distribution: throws NonFiniteOutputs instead, having
+  // recorded nothing and changed no slot's state.
   virtual torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs,
                             int64_t policy_version) = 0;
+  // Forgets the slot's partial trajectory (its actor's connection was closed
+  // in the middle of a step); its next observation starts afresh.
+  virtual void reset_slot(int slot) = 0;
   virtual void take_finished_episodes(std::vector<EpisodeResult>& out) = 0;
 
   // ---- training thread
@@ -80,6 +117,9 @@ class Agent {
   // Unblocks every wait of both threads; later waits return false at once.
   virtual void close() = 0;
   virtual AgentStats stats() const = 0;
+  // False when a weight of the acting net is NaN or infinite (training
+  // diverged). Reads them under the weights lock held shared.
+  virtual bool weights_finite() = 0;
   // A policy over `n` envs acting with the newest weights: greedy, or as the
   // algorithm explores at evaluation (V-trace: sampled; R2D2: eval_epsilon).
   virtual std::unique_ptr<EvalPolicy> evaluation_policy(int n, bool greedy, uint64_t seed) = 0;

@@ -134,7 +134,24 @@ struct Learner::Impl {
   LastStep last_step GUARDED_BY(stats_mu);
   const std::vector<bool> eval_slot = evaluation_slots(cfg);
 
+  // Set once when the learner cannot go on (the model diverged); the run stops.
+  std::string failure GUARDED_BY(stats_mu);
+  void fail(const std::string& why) EXCLUDES(stats_mu);
+  bool failed() const EXCLUDES(stats_mu) {
+    base::MutexLock lock(stats_mu);
+    return !failure.empty();
+  }
+
   void inference_loop();
+  // Closes the connection of `r` with `reason` and forgets the partial
+  // trajectories of its first `observed` envs.
+  void drop_request(const StepRequest& r, uint32_t observed, const std::string& reason);
+  // The agent's actions for `slots` (rows of `obs`, the requests' envs in
+  // order). Requests whose observations make the model's outputs non-finite
+  // are refused and removed (with their slots), the rest acted on again.
+  // nullopt when the model itself diverged (fail() has said so).
+  std::optional<torch::Tensor> act_on(std::vector<StepRequest>& requests, std::vector<int64_t>& slots,
+                                      torch::Tensor obs);
   void count_episodes(const std::vector<EpisodeResult>& finished) EXCLUDES(stats_mu);
   void training_loop() EXCLUDES(train_mu, stats_mu);
   void take_hot_config() REQUIRES(train_mu) EXCLUDES(hot_mu);
@@ -161,25 +178,48 @@ void Learner::Impl::inference_loop() {
                                                .dtype(uint8_obs ? torch::kUInt8 : torch::kFloat32)
                                                .pinned_memory(device.is_cuda()));
     }
-    auto* dst = static_cast<uint8_t*>(obs_buffer.data_ptr());
+    auto* const begin = static_cast<uint8_t*>(obs_buffer.data_ptr());
+    auto* dst = begin;
     int64_t stepped = 0;
     slots.clear();
-    for (const auto& r : requests) {
+    // Requests kept are moved to the front; `kept` counts them.
+    size_t kept = 0;
+    for (size_t k = 0; k < requests.size(); ++k) {
+      StepRequest& r = requests[k];
+      // Its connection was replaced (the actor died and came back): the new
+      // one starts these envs afresh, and nobody waits for these actions.
+      if (gateway.stale(r)) continue;
       const rpc::StepBatch& b = r.batch;
       std::memcpy(dst, b.observations.data(), b.observations.size());
-      for (uint32_t i = 0; i < b.count; ++i) {
-        if (!(b.flags[i] & envs::kFirst)) ++stepped;
-        const int slot = static_cast<int>(r.slot_begin + i);
-        slots.push_back(slot);
-        // May block (V-trace: the FIFO is full): that holds every actor back.
-        agent->observe(slot, dst + i * obs_bytes, b.rewards[i], b.flags[i], b.config_version);
+      const size_t first_slot = slots.size();
+      uint32_t i = 0;
+      try {
+        for (; i < b.count; ++i) {
+          const int slot = static_cast<int>(r.slot_begin + i);
+          slots.push_back(slot);
+          // May block (V-trace: the FIFO is full): that holds every actor back.
+          agent->observe(slot, dst + i * obs_bytes, b.rewards[i], b.flags[i], b.config_version);
+        }
+      } catch (const std::exception& e) {
+        // The gateway lets no such batch through; should one come anyway, it
+        // costs its actor the connection and its envs their partial unrolls, nothing else.
+        drop_request(r, i + 1, std::string("its step could not be used: ") + e.what());
+        slots.resize(first_slot);
+        continue;
       }
+      for (i = 0; i < b.count; ++i) stepped += (b.flags[i] & envs::kFirst) ? 0 : 1;
       dst += b.observations.size();
+      if (kept != k) requests[kept] = std::move(r);
+      ++kept;
     }
+    requests.resize(kept);
+    if (requests.empty()) continue;
+    n = static_cast<int64_t>(slots.size());
     frames += stepped;
 
-    const torch::Tensor actions = agent->act(slots, obs_buffer.narrow(0, 0, n), optimizer_steps.load());
-    gateway.reply(requests, actions.data_ptr());
+    std::optional<torch::Tensor> actions = act_on(requests, slots, obs_buffer.narrow(0, 0, n));
+    if (!actions) return;  // the model diverged: failed() says so
+    if (!requests.empty()) gateway.reply(requests, actions->data_ptr());
 
     agent->take_finished_episodes(finished);
     if (!finished.empty()) count_episodes(finished);
@@ -187,6 +227,64 @@ void Learner::Impl::inference_loop() {
     inference_envs += n;
     inference_batches += 1;
   }
+}
+
+void Learner::Impl::drop_request(const StepRequest& r, uint32_t observed, const std::string& reason) {
+  for (uint32_t i = 0; i < observed; ++i) agent->reset_slot(static_cast<int>(r.slot_begin + i));
+  gateway.refuse(r.link, reason);
+}
+
+std::optional<torch::Tensor> Learner::Impl::act_on(std::vector<StepRequest>& requests, std::vector<int64_t>& slots,
+                                                   torch::Tensor obs) {
+  while (!requests.empty()) {
+    try {
+      return agent->act(slots, obs, optimizer_steps.load());
+    } catch (const NonFiniteOutputs& e) {
+      if (!agent->weights_finite()) {
+        fail("the model's outputs went non-finite at optimizer step " + std::to_string(optimizer_steps.load()) +
+             ": its weights hold NaN or infinity (training diverged; lower optimizer.lr or "
+             "optimizer.max_grad_norm and resume from the last good checkpoint)");
+        return std::nullopt;
+      }
+      // The weights are fine: those rows' observations, finite but huge,
+      // overflowed the net. Their actors lose the connection; the rest are acted on again.
+      std::vector<StepRequest> good;
+      std::vector<int64_t> good_slots;
+      std::vector<int64_t> good_rows;
+      size_t bad = 0;
+      int64_t row = 0;
+      for (StepRequest& r : requests) {
+        const int64_t count = r.batch.count;
+        int64_t bad_row = -1;
+        while (bad < e.rows().size() && e.rows()[bad] < row + count) bad_row = e.rows()[bad++];
+        if (bad_row >= 0) {
+          drop_request(r, r.batch.count,
+                       "bad StepBatch: the observation of env " + std::to_string(r.batch.env_begin + (bad_row - row)) +
+                           " made the model's outputs non-finite");
+        } else {
+          for (int64_t i = 0; i < count; ++i) {
+            good_slots.push_back(slots[static_cast<size_t>(row + i)]);
+            good_rows.push_back(row + i);
+          }
+          good.push_back(std::move(r));
+        }
+        row += count;
+      }
+      requests = std::move(good);
+      slots = std::move(good_slots);
+      if (!requests.empty()) obs = obs.index_select(0, torch::tensor(good_rows, torch::kInt64));
+    }
+  }
+  return torch::Tensor();
+}
+
+void Learner::Impl::fail(const std::string& why) {
+  {
+    base::MutexLock lock(stats_mu);
+    if (!failure.empty()) return;
+    failure = why;
+  }
+  base::log_error("learner: " + why);
 }
 
 void Learner::Impl::count_episodes(const std::vector<EpisodeResult>& finished) {
@@ -229,6 +327,13 @@ void Learner::Impl::training_loop() {
     }
     optimizer_steps += 1;
     trained_frames += step.frames;
+    // Checked while train_mu is held, so no checkpoint can take these weights.
+    if (!agent->weights_finite()) {
+      fail("the model's weights went non-finite at optimizer step " + std::to_string(optimizer_steps.load()) +
+           " (training diverged; lower optimizer.lr or optimizer.max_grad_norm and resume from the last good "
+           "checkpoint)");
+      return;
+    }
     if (recorder) {
       recorder->set_learner_step(optimizer_steps.load());
       recorder->set_config_version(applied_config_version.load());
@@ -367,6 +472,7 @@ LearnerStats Learner::stats() const {
     s.grad_norm = m.last_step.grad_norm;
     s.learning_rate = m.last_step.learning_rate;
     s.agent_metrics = m.last_step.metrics;
+    s.failure = m.failure;
   }
   s.frames = m.frames.load();
   s.config_version = m.config_version.load();
@@ -390,6 +496,7 @@ LearnerStats Learner::stats() const {
                                           : 0.0;
   s.actors_connected = m.gateway.actors_connected();
   s.auth_failures = m.gateway.auth_failures();
+  s.nonfinite_replaced = m.gateway.nonfinite_replaced();
   return s;
 }
 
@@ -410,6 +517,10 @@ std::string Learner::save_checkpoint(const std::function<std::string(int64_t ste
   // Held through the save: no step can change the weights or the step count
   // between reading the counters and writing the files.
   base::MutexLock train(m.train_mu);
+  if (m.failed()) {
+    throw CheckpointError("not saved: the model's weights are not finite (training diverged); the last good "
+                          "checkpoint stays");
+  }
   Counters c;
   c.optimizer_steps = m.optimizer_steps.load();
   c.frames = m.frames.load();

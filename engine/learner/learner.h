@@ -110,6 +110,10 @@ class Learner {
   // go on meanwhile. Throws std::invalid_argument for episodes outside [1, 10000].
   Evaluation evaluate(int episodes, uint64_t seed, bool greedy, int64_t max_steps = 100000);
 
+  // Also says when the learner stopped on its own (LearnerStats::failure):
+  // the model's weights or outputs went non-finite. From then on it neither
+  // acts nor trains, and save_checkpoint throws CheckpointError, so the last
+  // good checkpoint stays the newest; the caller stops the run.
   LearnerStats stats() const;
 
   // What happened to actors since the last call, oldest first: joins, leaves,

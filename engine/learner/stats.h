@@ -77,6 +77,13 @@ struct LearnerStats {
   double eval_return_mean = 0;   // over their last 100 episodes; NaN before the first
   int actors_connected = 0;
   int64_t auth_failures = 0;     // Hellos refused for a wrong auth token since start
+  // Non-finite observation elements and rewards from actors replaced by 0
+  // (inference.nonfinite = "replace").
+  int64_t nonfinite_replaced = 0;
+  // Why the learner stopped on its own ("" while it runs): the model's weights
+  // or outputs went non-finite. Acting and training have stopped; checkpoints
+  // are refused, so the last good one stays. The run stops with this reason.
+  std::string failure;
   int64_t queue_size = 0;        // V-trace: unrolls waiting for training; R2D2: sequences waiting for insertion
   int64_t inference_batches = 0;
   double mean_batch_envs = 0;    // envs per inference batch since start

@@ -27,7 +27,11 @@
 // Failure: wrong call order for a slot (observe twice without act, act before
 //   observe) is a bug of the caller: std::logic_error. A slot out of range is
 //   std::invalid_argument. Protocol surprises from actors (see kFirst above)
-//   are handled and counted, never thrown.
+//   are handled and counted, never thrown. Actors cannot cause the order
+//   errors: the gateway lets one step per env and connection in flight and the
+//   learner drops steps of replaced connections; should one happen anyway, the
+//   learner closes the connection whose step it was handling and resets its
+//   slots (docs/security.md).
 // Thread-safety: UnrollStore is used by the inference thread only. UnrollPool
 //   is thread-safe.
 #pragma once

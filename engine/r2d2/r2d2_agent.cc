@@ -147,6 +147,11 @@ class R2d2Agent : public Agent {
     return actions;
   }
 
+  void reset_slot(int slot) override {
+    core_.reset_slot(slot);
+    if (record_store_) record_store_->reset_slot(slot);
+  }
+
   void take_finished_episodes(std::vector<EpisodeResult>& out) override { core_.take_finished_episodes(out); }
 
   bool await_batch() override {
@@ -185,6 +190,12 @@ class R2d2Agent : public Agent {
   void close() override {
     closed_.store(true);
     core_.close();
+  }
+
+  bool weights_finite() override {
+    torch::NoGradGuard no_grad;
+    base::ReaderMutexLock weights(core_.weights_mutex());
+    return all_finite(core_.online()->parameters());
   }
 
   AgentStats stats() const override {

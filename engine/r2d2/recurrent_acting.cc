@@ -90,11 +90,13 @@ ActingDecision RecurrentActing::act(models::QNetImpl& net, const std::vector<int
   }
   auto [q, next] = net.step(obs, prev_action.to(device_, torch::kInt64), prev_reward.to(device_, torch::kFloat32),
                             state);
+  out.q = q.to(torch::kCPU, torch::kFloat32).contiguous();
+  // Before any state changes: a NaN Q-value has no greedy action.
+  if (!torch::isfinite(out.q).all().item<bool>()) throw NonFiniteOutputs(nonfinite_rows(out.q));
   if (lstm_ > 0) {
     h_.index_copy_(0, index, next.h);
     c_.index_copy_(0, index, next.c);
   }
-  out.q = q.to(torch::kCPU, torch::kFloat32).contiguous();
   out.actions = out.q.argmax(1).contiguous();
   const int64_t num_actions = out.q.size(1);
   int64_t* a = out.actions.data_ptr<int64_t>();

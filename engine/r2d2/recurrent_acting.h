@@ -11,7 +11,8 @@
 //
 // States live on the net's device ([slots, lstm] h and c); nothing is kept for
 // a feed-forward net (lstm 0).
-// Errors: a slot or epsilon out of range, or inputs whose sizes disagree, are
+// Errors: Q-values that are not finite are NonFiniteOutputs (engine/learner/agent.h),
+// thrown before any slot's state changes; a slot or epsilon out of range, or inputs whose sizes disagree, are
 // std::invalid_argument naming them.
 // Thread-safety: one thread (the inference thread); the caller holds its
 // weights lock (shared) around act() as for any forward pass.
@@ -23,6 +24,7 @@
 
 #include <torch/torch.h>
 
+#include "engine/learner/agent.h"
 #include "models/q_net.h"
 
 namespace moonseed::engine {

@@ -23,6 +23,14 @@
 namespace moonseed::engine {
 namespace {
 
+// Throws NonFiniteOutputs when a row of `policy` is not a distribution one can sample from.
+void check_finite(const models::PolicyOutput& policy) {
+  torch::Tensor outputs = policy.logits_or_mean;
+  if (policy.log_std.defined()) outputs = torch::cat({outputs, policy.log_std}, 1);
+  if (torch::isfinite(outputs).all().item<bool>()) return;
+  throw NonFiniteOutputs(nonfinite_rows(outputs));
+}
+
 class VtraceEvalPolicy : public EvalPolicy {
  public:
   VtraceEvalPolicy(models::PolicyNet model, base::SharedMutex& weights, torch::Device device, bool greedy,
@@ -35,6 +43,7 @@ class VtraceEvalPolicy : public EvalPolicy {
       torch::NoGradGuard no_grad;
       base::ReaderMutexLock lock(weights_);
       models::PolicyOutput policy = model_->forward(obs.to(device_));
+      check_finite(policy);
       actions = greedy_ ? models::greedy(policy) : models::sample(policy).actions;
     }
     return actions.to(torch::kCPU).to(discrete_ ? torch::kInt32 : torch::kFloat32).contiguous();
@@ -86,7 +95,9 @@ class VtraceAgent : public Agent {
       torch::NoGradGuard no_grad;
       torch::Tensor x = obs.to(device_, /*non_blocking=*/true);
       base::ReaderMutexLock weights(weights_mu_);
-      sample = models::sample(model_->forward(x));
+      const models::PolicyOutput policy = model_->forward(x);
+      check_finite(policy);
+      sample = models::sample(policy);
     }
     torch::Tensor actions = sample.actions.to(torch::kCPU).contiguous();
     torch::Tensor logp = sample.logp.to(torch::kCPU, torch::kFloat32).contiguous();
@@ -100,6 +111,8 @@ class VtraceAgent : public Agent {
     }
     return actions;
   }
+
+  void reset_slot(int slot) override { store_.reset_slot(slot); }
 
   void take_finished_episodes(std::vector<EpisodeResult>& out) override { store_.take_finished_episodes(out); }
 
@@ -140,6 +153,12 @@ class VtraceAgent : public Agent {
   void close() override {
     unrolls_.close();  // unblocks an inference thread held by backpressure
     prefetcher_->stop();
+  }
+
+  bool weights_finite() override {
+    torch::NoGradGuard no_grad;
+    base::ReaderMutexLock weights(weights_mu_);
+    return all_finite(params_);
   }
 
   AgentStats stats() const override {

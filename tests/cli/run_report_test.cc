@@ -88,7 +88,8 @@ TEST(AddCounters, WritesEveryCounterAndTheAlgorithmsMetrics) {
   add_counters(row, s, false);
   const std::string json = row.to_json();
   for (const char* key : {"frames", "episodes", "return_mean", "length_mean", "optimizer_steps", "trained_frames",
-                          "loss_total", "grad_norm", "learning_rate", "actors", "auth_failures", "queue", "inference_batch_envs"}) {
+                          "loss_total", "grad_norm", "learning_rate", "actors", "auth_failures", "queue",
+                          "inference_batch_envs", "nonfinite_replaced"}) {
     EXPECT_TRUE(has_key(json, key)) << key << " in " << json;
   }
   EXPECT_NE(json.find("\"frames\": 12345"), std::string::npos) << json;

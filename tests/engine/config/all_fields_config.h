@@ -68,6 +68,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.inference.idle_spin_us = 20;
   c.inference.io_threads = 2;
   c.inference.device = "cpu";
+  c.inference.nonfinite = "replace";
   c.learner.batch = 8;
   c.learner.unroll = 40;
   c.learner.queue_capacity = 64;

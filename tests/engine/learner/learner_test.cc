@@ -16,55 +16,12 @@
 #include <gtest/gtest.h>
 
 #include "engine/config/actor_config.h"
+#include "tests/engine/learner/served.h"
 #include "rpc/client.h"
 #include "rpc/server.h"
 
 namespace moonseed::engine {
 namespace {
-
-ExperimentConfig small_config() {
-  ExperimentConfig c;
-  c.topology.actors = 1;
-  c.topology.envs_per_actor = 2;
-  c.topology.groups_per_actor = 1;
-  c.learner.batch = 1;
-  c.learner.unroll = 2;
-  c.learner.queue_capacity = 4;
-  c.inference.max_batch = 2;
-  c.inference.deadline_us = 100;
-  c.inference.io_threads = 1;
-  c.model.hidden = {8};
-  c.optimizer.lr = 1e-3;
-  return c;
-}
-
-// A learner serving one Unix socket in a fresh directory.
-struct Served {
-  explicit Served(const ExperimentConfig& config, std::string auth_token = "")
-      : dir(std::filesystem::temp_directory_path() / ("moonseed-learner-" + std::to_string(::getpid()))),
-        learner(config, "test-run"),
-        server(learner.actor_service(), options()) {
-    learner.set_auth_token(std::move(auth_token));
-    std::filesystem::create_directories(dir);
-    address = server.listen("unix:" + (dir / "l.sock").string()).to_string();
-    server.start();
-    learner.start();
-  }
-  ~Served() {
-    server.stop();
-    learner.stop();
-    std::filesystem::remove_all(dir);
-  }
-  static rpc::ServerOptions options() {
-    rpc::ServerOptions o;
-    o.io_threads = 1;
-    return o;
-  }
-  std::filesystem::path dir;
-  Learner learner;
-  rpc::Server server;
-  std::string address;
-};
 
 // Sends one step of both envs (zero observations, these flags and rewards)
 // and waits for the actions; returns the last ConfigUpdate version seen on the
@@ -284,7 +241,7 @@ TEST(Learner, AClientThatOnlySaysHelloLosesItsSlotAtTheActorTimeout) {
 }
 
 TEST(Learner, WrongAuthTokensAreRefusedAndCounted) {
-  Served s(small_config(), "right");
+  Served s(small_config(), /*checkpoint=*/"", /*auth_token=*/"right");
   ::testing::internal::CaptureStderr();
   for (int i = 0; i < 2; ++i) {
     rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
