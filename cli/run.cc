@@ -218,13 +218,14 @@ void Run::setup() {
   warn_if_reference_blas();
   signals_ = std::make_unique<SignalWaiter>();
   const engine::Counters start = start_learner();
+  // A resumed run's clock goes on from its checkpoint's training time; it
+  // runs before the actors start, so their joins come after the resume row.
+  t0_ = now_s() - start.elapsed_s;
   start_serving();
   reload_ = std::make_unique<HotReload>(loaded_from_, options_.overrides, watched_files(sources_), *learner_, *dir_,
                                         *metrics_);
   next_watch_ = now_s() + kWatchPeriod;
   progress_ = std::make_unique<Progress>(!options_.quiet && cfg_.log.progress);
-  // A resumed run's clock goes on from its checkpoint's training time.
-  t0_ = now_s() - start.elapsed_s;
   last_frames_ = start.frames;
   open_control();
   next_tick_ = now_s() + cfg_.log.interval_s;
