@@ -31,24 +31,6 @@ uint32_t get_u32(const Bytes& bytes, size_t offset) {
   return value;
 }
 
-std::vector<Bytes> corpus() {
-  std::vector<Bytes> frames;
-  Bytes stream;
-  for (const auto& message : moonseed::rpc::testing::all_sample_messages()) {
-    Bytes frame;
-    moonseed::rpc::encode(message, frame);
-    stream.insert(stream.end(), frame.begin(), frame.end());
-    frames.push_back(frame);
-    for (size_t words : {2, 3, 8}) {
-      moonseed::rpc::detail::encode_in_small_segments(message, words, frame);
-      frames.push_back(frame);
-    }
-  }
-  frames.push_back(moonseed::rpc::encode(moonseed::rpc::testing::sample_step_batch(1, 64, 16)));
-  frames.push_back(stream);
-  return frames;
-}
-
 void mutate_once(Bytes& bytes, Random& random) {
   switch (below(random, 7)) {
     case 0: {  // bit flips
@@ -107,7 +89,7 @@ void mutate_once(Bytes& bytes, Random& random) {
 
 int main(int argc, char** argv) {
   const long mutations = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 20000;
-  const std::vector<Bytes> frames = corpus();
+  const std::vector<Bytes> frames = moonseed::rpc::testing::sample_frames();
   size_t accepted = 0;
   for (const Bytes& frame : frames) {
     LLVMFuzzerTestOneInput(frame.data(), frame.size());

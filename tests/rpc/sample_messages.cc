@@ -86,4 +86,22 @@ std::vector<Message> all_sample_messages() {
           sample_actor_notice()};
 }
 
+std::vector<std::vector<uint8_t>> sample_frames() {
+  std::vector<std::vector<uint8_t>> frames;
+  std::vector<uint8_t> stream;
+  for (const auto& message : all_sample_messages()) {
+    std::vector<uint8_t> frame;
+    encode(message, frame);
+    stream.insert(stream.end(), frame.begin(), frame.end());
+    frames.push_back(frame);
+    for (size_t words : {2, 3, 8}) {
+      detail::encode_in_small_segments(message, words, frame);
+      frames.push_back(frame);
+    }
+  }
+  frames.push_back(encode(sample_step_batch(1, 64, 16)));
+  frames.push_back(stream);
+  return frames;
+}
+
 }  // namespace moonseed::rpc::testing

@@ -22,4 +22,9 @@ ActorNotice sample_actor_notice();
 // One of each message type.
 std::vector<Message> all_sample_messages();
 
+// Encoded frames for the fuzz target: every sample message in one segment and
+// in segments of 2, 3 and 8 words, a StepBatch of 64 envs, and all the samples
+// back to back as one stream.
+std::vector<std::vector<uint8_t>> sample_frames();
+
 }  // namespace moonseed::rpc::testing
