@@ -15,8 +15,8 @@ actor that trains, one free slot for the attackers. Then, from this process:
 Asserts: the learner lives throughout and exits 0 on SIGTERM; `frames` and
 `optimizer_steps` in metrics.jsonl grow during and after the attack; the
 learner's VmRSS stays under baseline + 300 MB and its descriptors come back near
-the baseline; every connection is closed by the learner, and in (a), (b), (c),
-(e) with a Bye whose reason says why.
+the baseline; every connection is closed by the learner, and in all but (f)
+with a Bye whose reason says why.
 
 Frames are encoded and decoded with the `capnp` tool (Cap'n Proto's own text
 format, from rpc/moonseed.capnp); the replies' frame kind and a Bye's reason are
