@@ -1,5 +1,4 @@
 // The counters a checkpoint keeps for a resume, from old files too.
-#include <stdlib.h>
 
 #include <filesystem>
 #include <string>
@@ -7,42 +6,21 @@
 #include <gtest/gtest.h>
 
 #include "engine/learner/checkpoint.h"
+#include "tests/engine/learner/checkpoint_fixtures.h"
 #include "engine/learner/optimizer.h"
 #include "models/policy_net.h"
 
 namespace moonseed::engine {
 namespace {
 
-namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "moonseed-ckpt-counters-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) dir_ = pattern;
-  }
-  ~TempDir() { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+using testing::small_net;
+using testing::spec;
 
- private:
-  fs::path dir_;
+// A TempDir named after this file.
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("moonseed-ckpt-counters") {}
 };
-
-envs::EnvSpec spec() {
-  envs::EnvSpec s;
-  s.id = "Test-v0";
-  s.observation.kind = envs::SpaceKind::kBox;
-  s.observation.shape = {4};
-  s.action.kind = envs::SpaceKind::kDiscrete;
-  s.action.n = 3;
-  return s;
-}
-
-models::PolicyNet small_net() {
-  models::ModelSpec c;
-  c.hidden = {8};
-  return models::PolicyNet(c, spec());
-}
 
 TEST(CheckpointCounters, TrainedFramesAndEvalEpisodesSurviveARoundTrip) {
   TempDir tmp;

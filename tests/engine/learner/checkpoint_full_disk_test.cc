@@ -1,7 +1,6 @@
 // A checkpoint written onto a disk that fills: a real file size limit
 // (RLIMIT_FSIZE), in a child process.
 #include <signal.h>
-#include <stdlib.h>
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/learner/checkpoint.h"
+#include "tests/engine/learner/checkpoint_fixtures.h"
 #include "engine/learner/optimizer.h"
 #include "models/policy_net.h"
 
@@ -19,34 +19,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "moonseed-ckpt-full-disk-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) dir_ = pattern;
-  }
-  ~TempDir() { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+using testing::small_net;
+using testing::spec;
 
- private:
-  fs::path dir_;
+// A TempDir named after this file.
+struct TempDir : testing::TempDir {
+  TempDir() : testing::TempDir("moonseed-ckpt-full-disk") {}
 };
-
-envs::EnvSpec spec() {
-  envs::EnvSpec s;
-  s.id = "Test-v0";
-  s.observation.kind = envs::SpaceKind::kBox;
-  s.observation.shape = {4};
-  s.action.kind = envs::SpaceKind::kDiscrete;
-  s.action.n = 3;
-  return s;
-}
-
-models::PolicyNet small_net() {
-  models::ModelSpec c;
-  c.hidden = {8};
-  return models::PolicyNet(c, spec());
-}
 
 // Saves under a file size limit the checkpoint does not fit in; 0 when that is
 // a CheckpointError (printed) and no file of it is left.

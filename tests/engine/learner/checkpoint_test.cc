@@ -10,6 +10,7 @@
 
 #include "engine/learner/optimizer.h"
 #include "models/policy_net.h"
+#include "tests/engine/learner/checkpoint_fixtures.h"
 
 namespace moonseed::engine {
 namespace {
@@ -30,15 +31,7 @@ class CheckpointTest : public ::testing::Test {
   fs::path dir_;
 };
 
-envs::EnvSpec spec() {
-  envs::EnvSpec s;
-  s.id = "Test-v0";
-  s.observation.kind = envs::SpaceKind::kBox;
-  s.observation.shape = {4};
-  s.action.kind = envs::SpaceKind::kDiscrete;
-  s.action.n = 3;
-  return s;
-}
+using testing::spec;
 
 models::ModelSpec model_config(std::vector<int64_t> hidden) {
   models::ModelSpec c;
