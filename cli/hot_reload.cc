@@ -1,8 +1,10 @@
 #include "cli/hot_reload.h"
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 
+#include "base/log.h"
 #include "base/text.h"
 #include "engine/config/diff.h"
 #include "scripts/experiment_loader.h"
@@ -43,16 +45,61 @@ void HotReload::record(engine::MetricsRow& row) {
   metrics_.append(row);  // a row it cannot write, MetricsLog reports (once per outage)
 }
 
+HotReload::~HotReload() {
+  if (!pending_ || !pending_->thread.joinable()) return;
+  // The loader's limits end user Lua within 5 s; one C call (a pathological
+  // string.find) is not interrupted by them, and must not hold the exit.
+  for (int i = 0; i < 70 && !pending_->done.load(std::memory_order_acquire); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (pending_->done.load(std::memory_order_acquire)) {
+    pending_->thread.join();
+  } else {
+    base::log_warning("a reloaded script is still running at exit; leaving it");
+    pending_->thread.detach();
+    pending_.release();  // the detached thread still writes into it
+  }
+}
+
+HotReload::Loaded HotReload::load(const std::string& script, const std::vector<std::string>& overrides) {
+  Loaded out;
+  try {
+    out.experiment = scripts::load_experiment_sources(script, overrides);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
 bool HotReload::poll(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress) {
-  if (!watcher_.poll()) return false;
-  return reload(cfg, elapsed_s, progress).kind == Outcome::Kind::kApplied;
+  if (pending_) {
+    if (!pending_->done.load(std::memory_order_acquire)) return false;  // user Lua still runs
+    pending_->thread.join();
+    std::unique_ptr<Pending> finished = std::move(pending_);
+    if (finished->overrides != overrides_) {
+      // `moonseed ctl set` changed the overrides meanwhile: load again with them.
+      start_load();
+      return false;
+    }
+    return apply(cfg, elapsed_s, progress, finished->overrides, std::move(finished->loaded), "file").kind ==
+           Outcome::Kind::kApplied;
+  }
+  if (watcher_.poll()) start_load();
+  return false;
+}
+
+void HotReload::start_load() {
+  pending_ = std::make_unique<Pending>();
+  pending_->overrides = overrides_;
+  Pending* p = pending_.get();
+  p->thread = std::thread([p, script = script_] {
+    p->loaded = load(script, p->overrides);
+    p->done.store(true, std::memory_order_release);
+  });
 }
 
 HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress,
                                      const std::vector<std::string>& extra, const std::string& origin) {
-  Outcome out;
-  engine::MetricsRow row;
-  row.add("time_s", elapsed_s);
   std::vector<std::string> overrides = overrides_;
   for (const std::string& e : extra) {
     // A later value for the same field replaces the earlier one.
@@ -62,22 +109,29 @@ HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elaps
                     overrides.end());
     overrides.push_back(e);
   }
+  return apply(cfg, elapsed_s, progress, overrides, load(script_, overrides), origin);
+}
+
+HotReload::Outcome HotReload::apply(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress,
+                                    const std::vector<std::string>& overrides, Loaded result,
+                                    const std::string& origin) {
+  Outcome out;
+  engine::MetricsRow row;
+  row.add("time_s", elapsed_s);
   const std::string by = origin == "file" ? "" : " (" + origin + ")";
-  scripts::LoadedExperiment reloaded;
-  try {
-    reloaded = scripts::load_experiment_sources(script_, overrides);
-  } catch (const std::exception& e) {
+  if (!result.experiment) {
     out.kind = Outcome::Kind::kFailed;
-    out.message = std::string("reload failed") + by + ", nothing changed:\n" + e.what();
+    out.message = std::string("reload failed") + by + ", nothing changed:\n" + result.error;
     progress.finish();
     std::cerr << "moonseed: " << out.message << "\n";
     out.json = "{\"event\": \"reload_failed\", \"origin\": " + base::json_quote(origin) +
-               ", \"error\": " + base::json_quote(e.what()) + "}";
-    row.add("event", "reload_failed").add("origin", origin).add("error", e.what());
+               ", \"error\": " + base::json_quote(result.error) + "}";
+    row.add("event", "reload_failed").add("origin", origin).add("error", result.error);
     record(row);
     broken_ = true;
     return out;
   }
+  const scripts::LoadedExperiment& reloaded = *result.experiment;
   const engine::ExperimentConfig& loaded = reloaded.config;
   const engine::ConfigDiff diff = engine::diff_configs(cfg, loaded);
   if (diff.empty()) {

@@ -14,11 +14,20 @@
 // running config again after a refused or failed one prints "exp.lua loads
 // again; config unchanged" and writes "reload_restored".
 //
+// A saved file is loaded on a thread of its own: the control loop goes on
+// answering signals and `moonseed ctl` while user Lua runs (within the
+// loader's time and memory limits, docs/security.md), and applies the result
+// at a later poll(). reload() (from `moonseed ctl set`) loads in the caller.
+//
 // Not thread-safe: the control loop owns it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/progress.h"
@@ -48,8 +57,13 @@ class HotReload {
     std::string json;     // the metrics.jsonl event row's fields, as a JSON object
   };
 
-  // Checks the sources; on a change reloads and applies or refuses, as above.
-  // Returns true when `cfg` was replaced by the reloaded config.
+  ~HotReload();  // waits for a load in progress (bounded by the loader's time limit)
+  HotReload(const HotReload&) = delete;
+  HotReload& operator=(const HotReload&) = delete;
+
+  // Checks the sources; on a change starts loading them on a thread. Once a
+  // load has finished, applies or refuses it as above. Never waits for user
+  // Lua. Returns true when `cfg` was replaced by the reloaded config.
   bool poll(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress);
 
   // Loads the script now, with the run's overrides plus `extra` ("path=value",
@@ -62,6 +76,22 @@ class HotReload {
   uint64_t config_version() const { return version_; }
 
  private:
+  // A script loaded with some overrides, or why it could not be.
+  struct Loaded {
+    std::optional<scripts::LoadedExperiment> experiment;
+    std::string error;
+  };
+  // A load on its own thread; `done` is set last.
+  struct Pending {
+    std::vector<std::string> overrides;
+    Loaded loaded;
+    std::atomic<bool> done{false};
+    std::thread thread;
+  };
+  static Loaded load(const std::string& script, const std::vector<std::string>& overrides);
+  void start_load();  // loads the script with overrides_ on a thread (pending_)
+  Outcome apply(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress,
+                const std::vector<std::string>& overrides, Loaded loaded, const std::string& origin);
   void record(engine::MetricsRow& row);
 
   std::string script_;
@@ -72,6 +102,7 @@ class HotReload {
   scripts::SourceWatcher watcher_;
   uint64_t version_ = 0;
   bool broken_ = false;  // the last reload was refused or failed
+  std::unique_ptr<Pending> pending_;  // a saved file being loaded
 };
 
 }  // namespace moonseed::cli

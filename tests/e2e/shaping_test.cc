@@ -3,11 +3,13 @@
 // the script as a user would.
 #include <signal.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -142,6 +144,19 @@ TEST_F(ShapedRun, AnEndlessLoopAtTheTopOfASavedScriptIsRefusedTrainingGoesOnAndS
   EXPECT_TRUE(eventually(30, [&] { return latest("optimizer_steps") > steps; })) << log();
   learner_->signal(SIGTERM);
   EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << log();
+}
+
+TEST_F(ShapedRun, TheControlLoopAnswersControlRequestsWhileASavedScriptStillLoops) {
+  start();
+  save_like_an_editor(script_, replaced(kScript, "return ms.experiment {", "while true do end\nreturn ms.experiment {"));
+  // The watcher looks every 0.25 s: the script is loading now, and loops for 5 s.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  ASSERT_FALSE(logged("reload failed")) << log();
+  ChildProcess ctl({kBinary, "ctl", run_dir(), "status"}, dir_ + "/ctl.log");
+  EXPECT_EQ(ctl.wait(30), std::optional<int>(0)) << read_file(dir_ + "/ctl.log");
+  EXPECT_NE(read_file(dir_ + "/ctl.log").find("optimizer_steps"), std::string::npos) << read_file(dir_ + "/ctl.log");
+  EXPECT_FALSE(logged("reload failed")) << "the answer came while the script still ran\n" << log();
+  ASSERT_TRUE(eventually(30, [&] { return logged("reload failed, nothing changed"); })) << log();
 }
 
 TEST_F(ShapedRun, AHugeStringInASavedScriptIsRefusedWithAMemoryMessageAndTheLearnerDoesNotGrow) {
