@@ -1,7 +1,9 @@
+// `moonseed run`, running and ending: the control loop (signals, hot reload,
+// metrics rows, progress, hung and parked actors, stop rules, checkpoints) and
+// the ordered shutdown. cli/run_start.cc starts the run.
 #include "cli/run.h"
 
 #include <poll.h>
-#include <sys/stat.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -11,13 +13,11 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <stdexcept>
 
 #include "base/log.h"
-#include "cli/auth_token.h"
 #include "cli/commands.h"
 #include "cli/hot_reload.h"
 #include "cli/local_actors.h"
@@ -26,7 +26,6 @@
 #include "cli/run_report.h"
 #include "engine/config/schedule.h"
 #include "engine/learner/learner.h"
-#include "rpc/address.h"
 #include "rpc/control_socket.h"
 #include "rpc/server.h"
 
@@ -75,15 +74,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Unix socket paths are limited to 107 bytes; deep run directories fall back to /tmp.
-std::string listen_address(const engine::ExperimentConfig& cfg, const engine::RunDirectory& dir) {
-  if (!cfg.topology.listen.empty()) return cfg.topology.listen;
-  if (cfg.topology.transport == "tcp") return "tcp:127.0.0.1:0";
-  std::string path = dir.path() + "/learner.sock";
-  if (path.size() > 100) path = "/tmp/moonseed-" + std::to_string(::getpid()) + ".sock";
-  return "unix:" + path;
-}
-
 // Debian's LibTorch does its matrix products through libblas.so.3, which is
 // the ~25x slower reference BLAS unless an optimised one provides it.
 void warn_if_reference_blas() {
@@ -93,93 +83,6 @@ void warn_if_reference_blas() {
     std::cerr << "moonseed: warning: libblas.so.3 is the reference BLAS (" << resolved
               << "); LibTorch runs ~25x slower on it. Install libopenblas0-openmp (bash .ci/setup does).\n";
   }
-}
-
-// RUN_DIR/sources/: a copy of every Lua file the experiment was loaded from
-// (the script, recipes, modules; the engine's own library too), SHA256SUMS
-// over the copies (`cd sources && sha256sum -c SHA256SUMS`), and ORIGINS
-// saying where each copy came from. With config.lua, enough to see exactly
-// what a run was made of.
-void save_sources(const engine::RunDirectory& dir, const std::vector<scripts::ScriptSource>& sources) {
-  std::filesystem::create_directories(dir.path() + "/sources");
-  std::vector<scripts::ScriptSource> copies;
-  std::string origins;
-  for (size_t i = 0; i < sources.size(); ++i) {
-    scripts::ScriptSource copy = sources[i];
-    char prefix[24];
-    std::snprintf(prefix, sizeof prefix, "%02zu-", i);
-    copy.path = prefix + std::filesystem::path(sources[i].path).filename().string();
-    dir.write_file_atomic("sources/" + copy.path, copy.text);
-    origins += copy.path + "\t" + sources[i].path + (sources[i].embedded ? "\t(embedded in moonseed)" : "") + "\n";
-    copies.push_back(std::move(copy));
-  }
-  dir.write_file_atomic("sources/SHA256SUMS", scripts::sources_manifest(copies));
-  dir.write_file_atomic("sources/ORIGINS", origins);
-}
-
-// Writes RUN_DIR/name for whoever looks for it later, or says what missing it
-// costs: a full disk at --resume must not stop a run (docs/reliability.md).
-void write_or_warn(const engine::RunDirectory& dir, const std::string& name, const std::string& text,
-                   const std::string& cost) {
-  try {
-    dir.write_file_atomic(name, text);
-  } catch (const std::exception& e) {
-    base::log_warning(std::string(e.what()) + "; training goes on, but " + cost);
-  }
-}
-
-// Where record.dir points: RUN_DIR/experience when empty, relative paths from the run directory.
-std::string experience_directory(const engine::RecordConfig& record, const std::string& run_dir) {
-  if (record.dir.empty()) return run_dir + "/experience";
-  if (record.dir[0] == '/') return record.dir;
-  return run_dir + "/" + record.dir;
-}
-
-// config.warm_start before the actors start, with a progress line; the report
-// goes into metrics.jsonl as a "warm_start" event. What is printed follows the
-// report (training steps, or a replay filled), not the algorithm's name.
-void warm_start(engine::Learner& learner, const engine::ExperimentConfig& cfg, engine::MetricsLog& metrics) {
-  const auto start = std::chrono::steady_clock::now();
-  auto last_print = start;
-  bool announced = false;
-  const auto announce = [&](const engine::WarmStartReport& r) {
-    announced = true;
-    std::cerr << "moonseed: warm start from " << cfg.warm_start.log
-              << (r.steps_planned > 0 ? " (" + std::to_string(r.steps_planned) + " training steps on its unrolls)"
-                                      : std::string(" (pre-filling the replay)"))
-              << "\n";
-  };
-  const engine::WarmStartReport report = learner.warm_start([&](const engine::WarmStartReport& r) {
-    if (!announced) announce(r);  // the agents' first report, before any work
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_print < std::chrono::milliseconds(500)) return;
-    last_print = now;
-    if (r.steps_planned > 0) {
-      std::cerr << "\rmoonseed: warm start: step " << r.steps << "/" << r.steps_planned << ", loss "
-                << format_number(r.loss_last) << ", bc " << format_number(r.bc_last) << "   " << std::flush;
-    } else {
-      std::cerr << "\rmoonseed: warm start: " << r.unrolls << " unrolls read, " << r.sequences
-                << " sequences in the replay   " << std::flush;
-    }
-  });
-  if (!announced) announce(report);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (report.steps_planned > 0) {
-    std::cerr << "\rmoonseed: warm start: " << report.steps << " steps on " << report.unrolls << " unrolls in "
-              << format_number(seconds) << " s; loss " << format_number(report.loss_first) << " -> "
-              << format_number(report.loss_last) << ", bc " << format_number(report.bc_first) << " -> "
-              << format_number(report.bc_last) << "\n";
-  } else {
-    std::cerr << "\rmoonseed: warm start: " << report.sequences << " sequences in the replay from "
-              << report.unrolls << " unrolls in " << format_number(seconds) << " s\n";
-  }
-  engine::MetricsRow event;
-  event.add("time_s", 0.0).add("event", "warm_start").add("log", cfg.warm_start.log)
-      .add("warm_start_steps", report.steps).add("warm_start_unrolls", report.unrolls)
-      .add("warm_start_sequences", report.sequences).add("warm_start_seconds", seconds)
-      .add("warm_start_loss_first", report.loss_first).add("warm_start_loss_last", report.loss_last)
-      .add("warm_start_bc_first", report.bc_first).add("warm_start_bc_last", report.bc_last);
-  metrics.append(event);
 }
 
 // One metrics.jsonl row of the run's counters (docs/config.md "Run directory").
@@ -231,157 +134,6 @@ void Run::setup() {
   next_tick_ = now_s() + cfg_.log.interval_s;
   next_checkpoint_ = cfg_.checkpoint.interval_s > 0 ? now_s() + cfg_.checkpoint.interval_s : 1e300;
   last_tick_ = now_s();
-}
-
-void Run::open_run_directory() {
-  loaded_from_ = options_.resume_dir.empty() ? options_.script : options_.resume_dir + "/config.lua";
-  if (!options_.resume_dir.empty()) dir_ = engine::RunDirectory::open(options_.resume_dir);
-  scripts::LoadedExperiment loaded = scripts::load_experiment_sources(loaded_from_, options_.overrides);
-  cfg_ = loaded.config;
-  sources_ = std::move(loaded.sources);
-  protect();
-  if (!dir_) {
-    dir_ = engine::RunDirectory::create(cfg_.runs_dir, cfg_.name);
-    save_sources(*dir_, sources_);
-  }
-  if (options_.resume_dir.empty()) {
-    dir_->write_file_atomic("config.lua", scripts::to_lua(cfg_));
-  } else {
-    write_or_warn(*dir_, "config.lua", scripts::to_lua(cfg_),
-                  "config.lua keeps the config from before, without this resume's overrides");
-  }
-}
-
-// Before anything is written or served: the run's files are private (or the
-// group's), and a learner reachable from other hosts has a token.
-void Run::protect() {
-  ::umask(cfg_.group_access ? 027 : 077);
-  auth_token_ = auth_token(options_.auth_token_file);
-  // Local actors read it from the environment they inherit.
-  if (!options_.auth_token_file.empty()) ::setenv(kAuthTokenVariable, auth_token_.c_str(), 1);
-  if (cfg_.topology.listen.empty()) return;
-  if (rpc::only_this_host(rpc::require_address(cfg_.topology.listen))) return;
-  if (auth_token_.empty() && !options_.insecure) {
-    throw std::invalid_argument("topology.listen = \"" + cfg_.topology.listen +
-                                "\" can be reached from other hosts, and without an auth token anyone who "
-                                "reaches it can join as an actor and feed the learner's training; give "
-                                "--auth-token-file FILE (or set MOONSEED_AUTH_TOKEN), or pass --insecure");
-  }
-  if (auth_token_.empty()) {
-    base::log_warning("listening on " + cfg_.topology.listen + " without an auth token (--insecure)");
-  }
-}
-
-// The learner, restored on --resume or warm-started, recording if asked.
-engine::Counters Run::start_learner() {
-  learner_ = std::make_unique<engine::Learner>(cfg_, dir_->run_id());
-  if (!auth_token_.empty()) learner_->set_auth_token(auth_token_);
-  metrics_ = std::make_unique<engine::MetricsLog>(dir_->metrics_path());
-  engine::Counters start;
-  if (!options_.resume_dir.empty()) start = resume();
-  if (!cfg_.warm_start.log.empty() && options_.resume_dir.empty()) warm_start(*learner_, cfg_, *metrics_);
-  if (cfg_.record.enabled) {
-    const std::string record_dir = experience_directory(cfg_.record, dir_->path());
-    learner_->record_to(record_dir);
-    const engine::LearnerStats s = learner_->stats();
-    if (s.record->error.empty()) std::cerr << "moonseed: recording experience to " << record_dir << "\n";
-    report_record_off(s, start.elapsed_s);  // a log that cannot be opened (a disk still full on --resume)
-  }
-  return start;
-}
-
-// --resume: the newest complete checkpoint, after what interrupted saves left;
-// a "resume" row in metrics.jsonl says from where, with the restored counters.
-engine::Counters Run::resume() {
-  const std::vector<std::string> removed = dir_->remove_unfinished_checkpoint_files();
-  if (!removed.empty()) {
-    std::string names;
-    for (const std::string& name : removed) names += (names.empty() ? "" : ", ") + name;
-    std::cerr << "moonseed: removed " << removed.size() << " file(s) of interrupted checkpoints: " << names << "\n";
-  }
-  const std::vector<std::string> companions = learner_->checkpoint_companions();
-  const std::vector<std::string> all = dir_->checkpoints();
-  std::string ckpt = dir_->newest_checkpoint(companions);
-  // Newer ones lack a companion: a kill between the files of a checkpoint of
-  // a build that wrote the model file first.
-  for (auto it = all.rbegin(); !ckpt.empty() && it != all.rend() && *it != ckpt; ++it) {
-    std::string missing;
-    for (const std::string& suffix : companions) {
-      if (!std::filesystem::exists(*it + suffix)) missing += (missing.empty() ? "" : ", ") + *it + suffix;
-    }
-    std::cerr << "moonseed: skipping incomplete checkpoint " << *it << " (no " << missing
-              << ": its save was interrupted)\n";
-  }
-  // None complete: the newest, with what it has (the algorithm says what it lacks).
-  if (ckpt.empty() && !all.empty()) ckpt = all.back();
-  if (ckpt.empty()) throw std::runtime_error(dir_->path() + " has no checkpoint to resume from");
-  const engine::Counters start = learner_->restore(ckpt);
-  std::cerr << "moonseed: resumed " << ckpt << " (" << start.frames << " frames, " << start.optimizer_steps
-            << " steps)\n";
-  engine::MetricsRow event;
-  event.add("time_s", start.elapsed_s).add("event", "resume")
-      .add("checkpoint", std::filesystem::path(ckpt).lexically_relative(dir_->path()).string())
-      .add("optimizer_steps", start.optimizer_steps).add("frames", start.frames).add("episodes", start.episodes)
-      .add("trained_frames", start.trained_frames);
-  if (cfg_.topology.eval_envs_per_actor > 0) event.add("eval_episodes", start.eval_episodes);
-  // The algorithm's numbers as restored (R2D2: replay_size).
-  for (const engine::Metric& m : learner_->stats().agent_metrics) event.add(m.name, m.value);
-  metrics_->append(event);
-  return start;
-}
-
-// The rpc server and the learner's threads, then the local actors.
-void Run::start_serving() {
-  rpc::ServerOptions server_options;
-  server_options.io_threads = cfg_.inference.io_threads;
-  server_ = std::make_unique<rpc::Server>(learner_->actor_service(), server_options);
-  if (cfg_.inference.io_threads == 0) {
-    rpc::Server* server = server_.get();
-    learner_->set_io_pump([server](std::chrono::nanoseconds max_wait) { server->run_for(max_wait); },
-                          [server] { server->wake(); });
-  }
-  const std::string address = server_->listen(listen_address(cfg_, *dir_)).to_string();
-  server_->start();
-  learner_->start();
-  // Remote actors (and tests) find the learner here.
-  write_or_warn(*dir_, "learner.address", address + "\n", "remote actors must be given " + address + " themselves");
-
-  LocalActorsOptions actor_options;
-  actor_options.binary = actor_binary();
-  actor_options.address = address;
-  actor_options.count = cfg_.topology.local_actors < 0 ? cfg_.topology.actors
-                                                       : std::min(cfg_.topology.local_actors, cfg_.topology.actors);
-  actor_options.log_dir = dir_->path() + "/actors";
-  // An actor that sent a step batch since it started did work: it is restarted at once when it dies.
-  actor_options.step_batches = [learner = learner_.get()](int id) { return learner->actor_step_batches(id); };
-  actors_ = std::make_unique<LocalActors>(actor_options);
-  actors_->start();
-
-  std::cerr << "moonseed: run " << dir_->path() << "\n"
-            << "moonseed: " << cfg_.env.id << ", " << cfg_.topology.actors << " actors x "
-            << cfg_.topology.envs_per_actor << " envs, learner on " << address << "\n";
-}
-
-// The control socket, control.address, --announce, and what serves requests.
-void Run::open_control() {
-  // `moonseed ctl` / `attach` find the socket through control.address (a deep
-  // run directory puts it in /tmp, as the learner's socket).
-  std::string control_path = dir_->path() + "/control.sock";
-  if (control_path.size() > 100) control_path = "/tmp/moonseed-" + std::to_string(::getpid()) + "-control.sock";
-  control_ = std::make_unique<rpc::ControlServer>(control_path);
-  write_or_warn(*dir_, "control.address", "unix:" + control_path + "\n",
-                "`moonseed ctl` cannot find this run through its directory");
-  if (!options_.announce.empty()) {
-    // Written after the control socket listens, so whoever reads it can connect.
-    const std::string tmp = options_.announce + ".partial";
-    if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-      std::fprintf(f, "%s\n", dir_->path().c_str());
-      std::fclose(f);
-      std::rename(tmp.c_str(), options_.announce.c_str());
-    }
-  }
-  run_control_ = std::make_unique<RunControl>(
-      RunContext{*learner_, cfg_, *reload_, *dir_, *progress_, [this] { return elapsed_s(); }, stop_reason_});
 }
 
 bool Run::tick() {
