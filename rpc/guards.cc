@@ -4,14 +4,14 @@
 
 namespace moonseed::rpc::detail {
 
-void LogThrottle::note(std::string_view line) {
+bool LogThrottle::note(std::string_view line) {
   const SteadyTime now = std::chrono::steady_clock::now();
   int64_t unlogged = 0;
   {
     base::MutexLock lock(mu_);
     if (logged_ && now - last_ < interval_) {
       ++unlogged_;
-      return;
+      return false;
     }
     logged_ = true;
     last_ = now;
@@ -23,6 +23,7 @@ void LogThrottle::note(std::string_view line) {
     text += " (" + std::to_string(unlogged) + " more like it since the last such line, not logged)";
   }
   base::log(severity_, "rpc", text);
+  return true;
 }
 
 int64_t LogThrottle::unlogged() const {

@@ -36,8 +36,9 @@ class LogThrottle {
   LogThrottle(base::Severity severity, std::chrono::milliseconds interval)
       : severity_(severity), interval_(interval) {}
 
-  // One event described by `line`: logged now or counted for the next line.
-  void note(std::string_view line) EXCLUDES(mu_);
+  // One event described by `line`: logged now (true) or counted for the
+  // next line (false).
+  bool note(std::string_view line) EXCLUDES(mu_);
   // Events noted since the last line that were not logged.
   int64_t unlogged() const EXCLUDES(mu_);
 

@@ -59,7 +59,11 @@ struct Listener {
   asio::steady_timer retry;  // waits out a backoff
   const std::string name;    // "unix:PATH" or "tcp"
   std::chrono::milliseconds backoff{0};
-  int64_t failures = 0;  // since the last accepted connection
+  int64_t failures = 0;  // since the last "works again" line
+  // A failure line was printed since the last "works again" line: only then
+  // is the recovery worth a line, so a listener that flaps between failing
+  // and accepting logs at most two lines per log interval.
+  bool failure_logged = false;
 };
 
 std::string unix_peer(const std::string& path, int fd) {
@@ -278,22 +282,28 @@ class Server::Impl final : public detail::SessionHost {
               listener.backoff = listener.backoff.count() == 0
                                      ? options_.accept_backoff_first
                                      : std::min(2 * listener.backoff, options_.accept_backoff_max);
-              accept_log_.note("accept on " + listener.name + " failed: " + error.message() +
-                               "; retrying every " + std::to_string(listener.backoff.count()) + " ms at most");
+              if (accept_log_.note("accept on " + listener.name + " failed: " + error.message() +
+                                   "; retrying every " + std::to_string(listener.backoff.count()) +
+                                   " ms at most")) {
+                listener.failure_logged = true;
+              }
               listener.retry.expires_after(listener.backoff);
               listener.retry.async_wait([this, &listener, adopt_socket](const std::error_code& waited) {
                 if (!waited && listener.acceptor.is_open()) accept(listener, adopt_socket);
               });
               return;
             }
-            accept_log_.note("accept on " + listener.name + " failed: " + error.message());
+            if (accept_log_.note("accept on " + listener.name + " failed: " + error.message())) {
+              listener.failure_logged = true;
+            }
           } else {
-            if (listener.failures > 0) {
+            if (listener.failure_logged) {
               base::log(base::Severity::kInfo, "rpc",
                         "accept on " + listener.name + " works again after " +
                             std::to_string(listener.failures) + " failures");
+              listener.failures = 0;
+              listener.failure_logged = false;
             }
-            listener.failures = 0;
             listener.backoff = std::chrono::milliseconds(0);
             adopt_socket(std::move(socket));
           }
