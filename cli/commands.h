@@ -27,8 +27,20 @@ inline bool wants_help(const Args& args) {
   return false;
 }
 
-// The moonseed-actor binary beside this process's own executable. Throws
+// The binary `name` beside this process's own executable (build/ holds
+// moonseed, moonseed-engine and moonseed-actor side by side). Throws
 // std::runtime_error when /proc/self/exe cannot be read.
-std::string actor_binary();
+std::string sibling_binary(const std::string& name);
+inline std::string actor_binary() { return sibling_binary("moonseed-actor"); }
+inline std::string engine_binary() { return sibling_binary("moonseed-engine"); }
+
+// Replaces this process with `binary`, passing it argv[0] = binary and then
+// `args` (a null-terminated argv tail): same pid, so whoever started the
+// process can still signal and wait for it. Returns only on failure, after
+// printing why (as `who`: ...), with exit code 1.
+int exec_binary(const std::string& binary, char** args, const char* who);
+
+// `moonseed` with no or an unknown command, or with --help.
+extern const char* const kMoonseedUsage;
 
 }  // namespace moonseed::cli

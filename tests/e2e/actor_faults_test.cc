@@ -169,6 +169,8 @@ TEST(ActorFaults, ActorsThatFailAtStartAreParkedAndTheRunStopsQuotingTheirLog) {
   // A moonseed whose moonseed-actor (found beside it) cannot start.
   const std::string dir = make_temp_dir("moonseed-broken-install");
   std::filesystem::copy_file(kBinary, dir + "/moonseed");
+  const std::string engine = std::filesystem::path(kBinary).parent_path() / "moonseed-engine";
+  std::filesystem::copy_file(engine, dir + "/moonseed-engine");
   {
     std::ofstream actor(dir + "/moonseed-actor");
     actor << "#!/bin/sh\necho \"moonseed-actor: error while loading shared libraries: libluajit-5.1.so.2\" >&2\n"
@@ -176,6 +178,7 @@ TEST(ActorFaults, ActorsThatFailAtStartAreParkedAndTheRunStopsQuotingTheirLog) {
   }
   ::chmod((dir + "/moonseed-actor").c_str(), 0755);
   ::chmod((dir + "/moonseed").c_str(), 0755);
+  ::chmod((dir + "/moonseed-engine").c_str(), 0755);
   TrainingRun run(kExample, {"log.interval_s=0.2", "stop.return_mean=0"}, "moonseed-parked");
   std::vector<std::string> args = run.args({"stop.seconds=600"});
   args[0] = dir + "/moonseed";
