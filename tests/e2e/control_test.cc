@@ -101,6 +101,28 @@ TEST_F(ControlRun, SetAppliesAHotFieldAndRefusesARestartOnlyOne) {
   EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
 }
 
+TEST_F(ControlRun, SetTakesASchedulesLuaExpressionFromCtlAndTheConsole) {
+  CtlResult set = ctl({"set", "optimizer.lr", "ms.linear(1e-3, 1e-4, 1e6)"});
+  EXPECT_EQ(set.code, 0) << set.output;
+  EXPECT_NE(set.output.find("\"config_version\": 1"), std::string::npos) << set.output;
+  const std::string lr = ctl({"get", "optimizer.lr"}).output;
+  EXPECT_NE(lr.find("linear"), std::string::npos) << lr;
+  EXPECT_NE(lr.find("0.0001"), std::string::npos) << lr;
+  // The console passes the schedule itself.
+  CtlResult console = ctl({"-e", "run:set('vtrace.entropy_cost', ms.cosine { from = 0.02, to = 0.001, frames = 1e6 })"});
+  EXPECT_EQ(console.code, 0) << console.output;
+  EXPECT_NE(ctl({"get", "vtrace.entropy_cost"}).output.find("cosine"), std::string::npos);
+  // Plain values keep working, and a list may be written either way.
+  EXPECT_EQ(ctl({"set", "optimizer.lr", "2e-4"}).code, 0);
+  EXPECT_EQ(ctl({"get", "optimizer.lr"}).output, "0.0002\n");
+  EXPECT_EQ(number("run:status().config_version"), 3);
+  // config.lua holds the schedule, so a resume continues it.
+  EXPECT_NE(read_file(run_dir() + "/config.lua").find("schedule = \"cosine\""), std::string::npos)
+      << read_file(run_dir() + "/config.lua");
+  EXPECT_EQ(ctl({"stop"}).code, 0);
+  EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
+}
+
 TEST_F(ControlRun, PauseHoldsTrainingUntilResume) {
   ASSERT_TRUE(eventually(60, [&] { return steps() > 0; })) << read_file(log_);
   EXPECT_EQ(ctl({"pause"}).code, 0);
