@@ -1,5 +1,6 @@
 // Command-line overrides (and `moonseed ctl set`, which adds one): plain text
-// typed by the schema, or the Lua expression a script would hold.
+// typed by the schema, or the Lua expression a script would hold; and what an
+// override cannot mean for a model given as ms.layers.
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ namespace {
 using testing::issues_of;
 
 const std::string kVtrace = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
+const std::string kLayers = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_layers.lua";
 
 std::string joined(const std::vector<ConfigIssue>& issues) {
   std::string out;
@@ -81,6 +83,22 @@ TEST(LuaOverrides, AnExpressionCannotLeaveTheSandbox) {
   const std::vector<ConfigIssue> issues = issues_of(kVtrace, {"optimizer.lr=os.execute('true')"});
   ASSERT_EQ(issues.size(), 1u) << joined(issues);
   EXPECT_NE(issues[0].message.find("disabled in experiment scripts"), std::string::npos) << issues[0].message;
+}
+
+TEST(LuaOverrides, AModelGivenAsLayersRefusesHiddenAndActivation) {
+  for (const std::string& o : {std::string("model.hidden=64"), std::string("model.activation=relu")}) {
+    SCOPED_TRACE(o);
+    const std::vector<ConfigIssue> issues = issues_of(kLayers, {o});
+    ASSERT_EQ(issues.size(), 1u) << joined(issues);
+    EXPECT_EQ(issues[0].file, "command line");
+    EXPECT_EQ(issues[0].field, o.substr(0, o.find('=')));
+    EXPECT_NE(issues[0].message.find("the override " + issues[0].field), std::string::npos) << issues[0].message;
+    EXPECT_NE(issues[0].message.find("the model is given as ms.layers"), std::string::npos) << issues[0].message;
+  }
+  // The same override on an MLP, or with the model switched back to one, is taken.
+  EXPECT_EQ(load_experiment(kVtrace, {"model.hidden=32"}).model.hidden, std::vector<int64_t>{32});
+  EXPECT_EQ(load_experiment(kLayers, {"model.kind=mlp", "model.layers={}", "model.hidden=32"}).model.hidden,
+            std::vector<int64_t>{32});
 }
 
 }  // namespace
