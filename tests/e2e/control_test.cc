@@ -101,6 +101,23 @@ TEST_F(ControlRun, SetAppliesAHotFieldAndRefusesARestartOnlyOne) {
   EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
 }
 
+TEST_F(ControlRun, AFieldOfTheOtherAlgorithmIsRefusedFromCtlAndTheConsole) {
+  const std::string refusal =
+      "r2d2.batch is a field of algo \"r2d2\", and this run's algo is \"vtrace\", which does not use it";
+  CtlResult set = ctl({"set", "r2d2.batch", "32"});
+  EXPECT_EQ(set.code, 1);
+  EXPECT_NE(set.output.find("reload refused (control), nothing changed: " + refusal), std::string::npos)
+      << set.output;
+  // The console's run:set sends the same request; its error carries the same words.
+  CtlResult console = ctl({"-e", "run:set('r2d2.batch', 64)"});
+  EXPECT_EQ(console.code, 1);
+  EXPECT_NE(console.output.find(refusal), std::string::npos) << console.output;
+  EXPECT_EQ(number("run:status().config_version"), 0);
+  EXPECT_EQ(read_file(run_dir() + "/config.lua").find("batch = 32"), std::string::npos);
+  EXPECT_EQ(ctl({"stop"}).code, 0);
+  EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
+}
+
 TEST_F(ControlRun, SetTakesASchedulesLuaExpressionFromCtlAndTheConsole) {
   CtlResult set = ctl({"set", "optimizer.lr", "ms.linear(1e-3, 1e-4, 1e6)"});
   EXPECT_EQ(set.code, 0) << set.output;
@@ -119,6 +136,17 @@ TEST_F(ControlRun, SetTakesASchedulesLuaExpressionFromCtlAndTheConsole) {
   // config.lua holds the schedule, so a resume continues it.
   EXPECT_NE(read_file(run_dir() + "/config.lua").find("schedule = \"cosine\""), std::string::npos)
       << read_file(run_dir() + "/config.lua");
+  EXPECT_EQ(ctl({"stop"}).code, 0);
+  EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
+}
+
+TEST_F(ControlRun, DashEPrintsWhatTheChunkReturns) {
+  CtlResult one = ctl({"-e", "return 1"});
+  EXPECT_EQ(one.code, 0) << one.output;
+  EXPECT_EQ(one.output, "1\n");
+  CtlResult table = ctl({"-e", "local s = run:status() return {env = s.env}, s.paused"});
+  EXPECT_EQ(table.code, 0) << table.output;
+  EXPECT_EQ(table.output, "{env = \"CartPole-v1\"}\tfalse\n");
   EXPECT_EQ(ctl({"stop"}).code, 0);
   EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
 }
