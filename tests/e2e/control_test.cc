@@ -25,8 +25,9 @@ struct CtlResult {
 
 class ControlRun : public ::testing::Test {
  protected:
-  void SetUp() override {
-    learner_.emplace(std::vector<std::string>{kBinary, "run", kExample, "runs_dir=" + dir_ + "/runs",
+  void SetUp() override { start(kExample); }
+  void start(const std::string& script) {
+    learner_.emplace(std::vector<std::string>{kBinary, "run", script, "runs_dir=" + dir_ + "/runs",
                                               "log.interval_s=0.25", "stop.return_mean=0", "stop.seconds=120",
                                               "--no-watch"},
                      log_);
@@ -116,6 +117,23 @@ TEST_F(ControlRun, AFieldOfTheOtherAlgorithmIsRefusedFromCtlAndTheConsole) {
   EXPECT_EQ(read_file(run_dir() + "/config.lua").find("batch = 32"), std::string::npos);
   EXPECT_EQ(ctl({"stop"}).code, 0);
   EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
+}
+
+// The same run of examples/cartpole_r2d2.lua.
+class R2d2ControlRun : public ControlRun {
+ protected:
+  void SetUp() override { start(std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_r2d2.lua"); }
+};
+
+TEST_F(R2d2ControlRun, AVtraceFieldIsRefusedNamingTheRunsAlgo) {
+  CtlResult set = ctl({"set", "vtrace.entropy_cost", "0.1"});
+  EXPECT_EQ(set.code, 1);
+  EXPECT_NE(set.output.find("vtrace.entropy_cost is a field of algo \"vtrace\", and this run's algo is \"r2d2\""),
+            std::string::npos)
+      << set.output;
+  EXPECT_EQ(number("run:status().config_version"), 0);
+  EXPECT_EQ(ctl({"stop"}).code, 0);
+  EXPECT_EQ(learner_->wait(120), std::optional<int>(0)) << read_file(log_);
 }
 
 TEST_F(ControlRun, SetTakesASchedulesLuaExpressionFromCtlAndTheConsole) {
