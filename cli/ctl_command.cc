@@ -24,8 +24,10 @@ const char* kAttachUsage =
     "(run:status(), run:get(\"optimizer.lr\"), run:set(\"optimizer.lr\", 3e-4),\n"
     "run:reload(), run:pause(), run:resume(), run:checkpoint(), run:evaluate(10),\n"
     "run:metrics(5), run:wait(), run:stop()). `set` goes through the same\n"
-    "validation as a hot reload: restart-only fields are refused. Leaving the\n"
-    "console leaves the run going. See docs/repl.md.\n";
+    "validation as a hot reload: restart-only fields, and fields of the other\n"
+    "algorithm (r2d2.* on a V-trace run, vtrace.* on an R2D2 run), are refused.\n"
+    "It takes Lua values: run:set(\"optimizer.lr\", ms.linear(1e-3, 1e-4, 1e6)).\n"
+    "Leaving the console leaves the run going. See docs/repl.md.\n";
 
 const char* kCtlUsage =
     "usage: moonseed ctl RUN_DIR COMMAND [ARGS...]\n"
@@ -34,8 +36,14 @@ const char* kCtlUsage =
     "One request to a running `moonseed run`, for shell scripts. COMMAND is one of\n"
     "  status | get [FIELD] | set FIELD VALUE | reload | pause | resume |\n"
     "  checkpoint | evaluate [N] [greedy|sample] | stop\n"
-    "and the reply's result is printed as JSON. With -e, LUA runs with `run`\n"
-    "bound as in `moonseed attach`, and its values are printed.\n"
+    "and the reply's result is printed as JSON. VALUE of `set` is plain text as\n"
+    "on the command line (3e-4, true, adam, 64,64) or the Lua expression a script\n"
+    "would hold, evaluated in the script sandbox under its limits:\n"
+    "  moonseed ctl RUN_DIR set optimizer.lr 'ms.linear(1e-3, 1e-4, 1e6)'\n"
+    "Restart-only fields and fields of the other algorithm are refused.\n"
+    "With -e, LUA runs with `run` bound as in `moonseed attach`, and what it\n"
+    "evaluates to or returns is printed as the console prints it\n"
+    "(-e 'return run:status().frames').\n"
     "Exit code 0 on success, 1 when the run refuses (the reason goes to stderr)\n"
     "or cannot be reached.\n";
 
@@ -43,7 +51,8 @@ const char* kAttachGuide =
     "`run` is the attached run:\n"
     "  run:status()                 counters, return_mean, config version, paused\n"
     "  run:get(\"optimizer.lr\")      a field (run:get() for all)\n"
-    "  run:set(\"optimizer.lr\", 3e-4)  applied as a hot reload, or refused with the reason\n"
+    "  run:set(\"optimizer.lr\", 3e-4)  applied as a hot reload, or refused with the reason;\n"
+    "                               a schedule too: ms.linear(1e-3, 1e-4, 1e6)\n"
     "  run:reload()  run:pause()  run:resume()  run:checkpoint()  run:stop()\n"
     "  run:evaluate(10)             10 greedy episodes with the newest weights\n"
     "  run:metrics(5)               the last rows of metrics.jsonl\n"

@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "base/text.h"
 #include "engine/config/diff.h"
+#include "engine/learner/algorithms.h"
 #include "scripts/experiment_loader.h"
 
 namespace moonseed::cli {
@@ -22,6 +23,17 @@ std::string json_list(const std::vector<std::string>& items) {
 std::string override_path(const std::string& o) { return o.substr(0, o.find('=')); }
 
 }  // namespace
+
+std::string other_algorithm_field(const std::string& algo, const std::string& path) {
+  const size_t dot = path.find('.');
+  if (dot == std::string::npos) return "";
+  const std::string section = path.substr(0, dot);
+  if (section == algo) return "";
+  const std::vector<std::string> algos = engine::registered_algorithms();
+  if (std::find(algos.begin(), algos.end(), section) == algos.end()) return "";
+  return path + " is a field of algo \"" + section + "\", and this run's algo is \"" + algo +
+         "\", which does not use it";
+}
 
 std::vector<std::string> watched_files(const std::vector<scripts::ScriptSource>& sources) {
   std::vector<std::string> out;
@@ -100,6 +112,10 @@ void HotReload::start_load() {
 
 HotReload::Outcome HotReload::reload(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress,
                                      const std::vector<std::string>& extra, const std::string& origin) {
+  for (const std::string& e : extra) {
+    const std::string problem = other_algorithm_field(cfg.algo, override_path(e));
+    if (!problem.empty()) return refuse(elapsed_s, progress, origin, problem, {override_path(e)}, "{}");
+  }
   std::vector<std::string> overrides = overrides_;
   for (const std::string& e : extra) {
     // A later value for the same field replaces the earlier one.
@@ -154,6 +170,12 @@ HotReload::Outcome HotReload::apply(engine::ExperimentConfig& cfg, double elapse
     out.json = "{\"event\": \"reload_unchanged\", \"config_version\": " + std::to_string(version_) + "}";
     return out;
   }
+  // A changed field of another algorithm's section would change nothing the run does, restarted or
+  // not (a changed algo itself is restart-only, below).
+  for (const engine::FieldChange& c : diff.changes) {
+    const std::string problem = loaded.algo == cfg.algo ? other_algorithm_field(cfg.algo, c.path) : "";
+    if (!problem.empty()) return refuse(elapsed_s, progress, origin, problem, {c.path}, diff.to_json());
+  }
   const std::vector<std::string> refused = diff.refused();
   if (!refused.empty()) {
     std::string fields;
@@ -161,20 +183,11 @@ HotReload::Outcome HotReload::apply(engine::ExperimentConfig& cfg, double elapse
       if (c.reload != engine::ReloadClass::kRestart) continue;
       fields += (fields.empty() ? "" : ", ") + c.path + " (" + c.before + " -> " + c.after + ")";
     }
-    out.kind = Outcome::Kind::kRefused;
-    out.message = "reload refused" + by + ", nothing changed: restart-only field" +
-                  (refused.size() > 1 ? "s" : "") + " changed: " + fields +
-                  ". Restart the run (or --resume with key=value) to change " +
-                  (refused.size() > 1 ? "them" : "it") + ".";
-    progress.finish();
-    std::cerr << "moonseed: " << out.message << "\n";
-    out.json = "{\"event\": \"reload_refused\", \"origin\": " + base::json_quote(origin) +
-               ", \"fields\": " + json_list(refused) + ", \"changes\": " + diff.to_json() + "}";
-    row.add("event", "reload_refused").add("origin", origin).add_json("fields", json_list(refused))
-        .add_json("changes", diff.to_json());
-    record(row);
-    broken_ = true;
-    return out;
+    return refuse(elapsed_s, progress, origin,
+                  std::string("restart-only field") + (refused.size() > 1 ? "s" : "") + " changed: " + fields +
+                      ". Restart the run (or --resume with key=value) to change " +
+                      (refused.size() > 1 ? "them" : "it") + ".",
+                  refused, diff.to_json());
   }
   ++version_;
   broken_ = false;
@@ -197,6 +210,25 @@ HotReload::Outcome HotReload::apply(engine::ExperimentConfig& cfg, double elapse
   row.add("event", "reload").add("origin", origin).add("config_version", static_cast<double>(version_))
       .add_json("changes", diff.to_json());
   record(row);
+  return out;
+}
+
+HotReload::Outcome HotReload::refuse(double elapsed_s, Progress& progress, const std::string& origin,
+                                     const std::string& reason, const std::vector<std::string>& fields,
+                                     const std::string& changes_json) {
+  Outcome out;
+  out.kind = Outcome::Kind::kRefused;
+  out.message = "reload refused" + std::string(origin == "file" ? "" : " (" + origin + ")") +
+                ", nothing changed: " + reason;
+  progress.finish();
+  std::cerr << "moonseed: " << out.message << "\n";
+  out.json = "{\"event\": \"reload_refused\", \"origin\": " + base::json_quote(origin) +
+             ", \"fields\": " + json_list(fields) + ", \"changes\": " + changes_json + "}";
+  engine::MetricsRow row;
+  row.add("time_s", elapsed_s).add("event", "reload_refused").add("origin", origin)
+      .add_json("fields", json_list(fields)).add_json("changes", changes_json);
+  record(row);
+  broken_ = true;
   return out;
 }
 

@@ -4,6 +4,11 @@
 //
 //   - a script that fails to load or validate changes nothing; the error is shown;
 //   - a change to any restart-only field refuses the whole reload, naming the fields;
+//   - so does a change to a field of another algorithm's section (vtrace.* on
+//     an R2D2 run, r2d2.* on a V-trace run), naming the field and the run's
+//     algo: the run would not use it. reload() with such an extra override
+//     (`moonseed ctl set`, run:set in the console) is refused the same way,
+//     even when the value equals the running one;
 //   - otherwise the config version goes up, the learner takes the hot fields at
 //     its next training step (Learner::set_hot_config, which also tells the
 //     actors), the caller's config is replaced (stop, log and checkpoint fields
@@ -39,6 +44,11 @@
 #include "scripts/source_watcher.h"
 
 namespace moonseed::cli {
+
+// "" or why `path` means nothing to a run of `algo`: it lies in the section of
+// another registered algorithm ("vtrace.entropy_cost is a field of algo
+// "vtrace", and this run's algo is "r2d2", which does not use it").
+std::string other_algorithm_field(const std::string& algo, const std::string& path);
 
 // The files hot reload watches: every source on disk (not the embedded library).
 std::vector<std::string> watched_files(const std::vector<scripts::ScriptSource>& sources);
@@ -92,6 +102,9 @@ class HotReload {
   void start_load();  // loads the script with overrides_ on a thread (pending_)
   Outcome apply(engine::ExperimentConfig& cfg, double elapsed_s, Progress& progress,
                 const std::vector<std::string>& overrides, Loaded loaded, const std::string& origin);
+  // Prints and records a refusal for `reason`; the run keeps its config.
+  Outcome refuse(double elapsed_s, Progress& progress, const std::string& origin, const std::string& reason,
+                 const std::vector<std::string>& fields, const std::string& changes_json);
   void record(engine::MetricsRow& row);
 
   std::string script_;

@@ -159,7 +159,8 @@ EvalStatus LuaRepl::evaluate(const std::string& input, bool input_ended) {
   }
   const bool expression_incomplete = is_incomplete(top_message(L_));
   lua_settop(L_, top);
-  if (luaL_loadbuffer(L_, input.data(), input.size(), "=stdin") == 0) return call(false, false);
+  // A statement chunk prints what it returns (`return 1`, `x = 1 return x`), as Lua's own console does.
+  if (luaL_loadbuffer(L_, input.data(), input.size(), "=stdin") == 0) return call(true, false);
   const std::string message = top_message(L_);
   lua_settop(L_, top);
   if (!input_ended && (expression_incomplete || is_incomplete(message))) return EvalStatus::kIncomplete;

@@ -5,7 +5,8 @@
 //
 //   - Each input is first compiled as `return <input>`: an expression's values
 //     are printed, tab-separated (strings raw, anything else through
-//     pretty_value); a statement prints nothing.
+//     pretty_value); a statement prints nothing unless it ends in `return`,
+//     whose values print the same way (`moonseed ctl RUN -e 'return 1'`).
 //   - An input whose compile error ends at `<eof>` is incomplete: the loop
 //     shows the continuation prompt and appends the next line; Ctrl-C
 //     abandons it.

@@ -5,8 +5,10 @@
 //   help                       the commands
 //   status                     counters, return, config version, paused
 //   get [FIELD]                a field's value (all fields without one)
-//   set FIELD VALUE            like `FIELD=VALUE` on the command line, applied as a
-//                              hot reload: validated, restart-only fields refused
+//   set FIELD VALUE            like `FIELD=VALUE` on the command line (VALUE plain or a
+//                              Lua expression, scripts/config_overrides.h), applied as a
+//                              hot reload: validated, restart-only fields and fields of
+//                              the other algorithm refused (cli/hot_reload.h)
 //   reload                     load the script again now
 //   pause | resume             stop / restart training (acting stops by backpressure)
 //   checkpoint                 save a checkpoint now; replies its path

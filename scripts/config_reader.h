@@ -42,6 +42,8 @@ class ScriptReader {
   ScriptReader(lua_State* L, std::vector<ConfigIssue>* issues, AssignedFields* values)
       : L_(L), issues_(issues), values_(values) {}
 
+  lua_State* state() const { return L_; }
+
   // Where the table at `index`, returned by `script`, was written: the place
   // its helper recorded, else the script's top-level `return {`.
   Place root_place(int index, const std::string& script);

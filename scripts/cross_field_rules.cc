@@ -6,6 +6,7 @@
 
 #include "base/text.h"
 #include "engine/config/config_problems.h"
+#include "engine/config/values.h"
 #include "engine/learner/algorithms.h"
 #include "envs/env.h"
 #include "scripts/lua_layers.h"
@@ -34,6 +35,9 @@ void check_reward_shaping_trial(const engine::ExperimentConfig& config, envs::En
   issues->push_back(ConfigIssue{file, f.first_line, "reward_shaping",
                                 "a trial call (one env, its first observation, reward 0) failed: " + error});
 }
+
+// Model fields a layer list makes meaningless: ms.layers {...} declares every layer itself.
+const char* const kFieldsLayersIgnore[] = {"model.hidden", "model.activation"};
 
 }  // namespace
 
@@ -69,6 +73,18 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
   }
   check_reward_shaping_trial(config, *env, issues);
   const models::ModelSpec& model = config.model;
+  if (model.kind == "layers") {
+    // A script's recipe may have set them before ms.layers replaced the model; an override is the user's now.
+    for (const char* path : kFieldsLayersIgnore) {
+      const Assigned* a = find_assigned(values, path);
+      if (a == nullptr || a->file != kCommandLine) continue;
+      issues->push_back(ConfigIssue{
+          kCommandLine, 0, path,
+          std::string("the override ") + path + "=" + engine::lua_literal(a->value) +
+              " would change nothing: the model is given as ms.layers {...} (model.kind = \"layers\"), "
+              "which declares every layer itself. Change the layers in the script (or override model.layers)"});
+    }
+  }
   if (model.kind == "layers" && model.layers.empty()) {
     report({"model.kind", "model.layers"},
            "model.kind is \"layers\" but model.layers is empty: declare them, e.g. "

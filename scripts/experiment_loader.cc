@@ -57,7 +57,8 @@ LoadedExperiment load_experiment_sources(const std::string& path, const std::vec
   // Recipes, then the script's table: deepest base first, so each child's values replace its base's.
   const std::vector<RecipeLayer> layers = extends_chain(lua, reader, path, &issues);
   for (auto layer = layers.rbegin(); layer != layers.rend(); ++layer) read_layer(reader, *layer, &values);
-  for (const std::string& o : overrides) apply_override(o, &values, &issues);
+  // An override may be a Lua expression, evaluated in this state under the script's limits.
+  for (const std::string& o : overrides) apply_override(o, &values, &issues, &reader);
 
   engine::ExperimentConfig config = resolve(values, &issues);
   if (reader.reward_shaping()) config.reward_shaping = *reader.reward_shaping();

@@ -36,8 +36,9 @@
 // Schedules (scripts/lua_schedules.h, docs/lua-api.md "Schedules"): a hot
 // number field may take a schedule table or a Lua function of progress
 // (sampled here, at load time); the field holds the value at x = 0 and
-// config.schedules records the schedule. An override is a number and replaces
-// the field's schedule.
+// config.schedules records the schedule. An override replaces the field's
+// schedule: with a number, or with a schedule written as the Lua expression a
+// script would hold ("optimizer.lr=ms.linear(1e-3, 1e-4, 1e6)", config_overrides.h).
 //
 // Reward shaping (scripts/shaping_function.h, docs/reward-shaping.md): a
 // top-level `reward_shaping` function is kept as its exact text, checked for

@@ -10,10 +10,12 @@
 #include "base/constants.h"
 #include "envs/env.h"
 #include "scripts/lua_layers.h"
+#include "engine/config/schedule.h"
 #include "engine/config/schema.h"
 #include "scripts/experiment_loader.h"
 #include "scripts/lua_arrays.h"
 #include "scripts/lua_state.h"
+#include "scripts/shaping_function.h"
 
 namespace moonseed::scripts {
 namespace {
@@ -218,6 +220,22 @@ int load_experiment_lua(lua_State* L) {
   return 1;
 }
 
+// {schedule = KIND, axis = AXIS, points = {{x, value}, ...}}: what ms.linear and the others build.
+void push_schedule(lua_State* L, const engine::Schedule& schedule) {
+  lua_createtable(L, 0, 3);
+  lua_pushstring(L, engine::kind_name(schedule.kind));
+  lua_setfield(L, -2, "schedule");
+  lua_pushstring(L, engine::axis_name(schedule.axis));
+  lua_setfield(L, -2, "axis");
+  lua_createtable(L, static_cast<int>(schedule.points.size()), 0);
+  for (size_t i = 0; i < schedule.points.size(); ++i) {
+    const double point[] = {schedule.points[i].first, schedule.points[i].second};
+    push_number_array(L, point, 2);
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  lua_setfield(L, -2, "points");
+}
+
 void push_field_value(lua_State* L, const engine::FieldValue& value) {
   if (const auto* d = std::get_if<double>(&value)) {
     lua_pushnumber(L, *d);
@@ -313,9 +331,17 @@ void push_config(lua_State* L, const engine::ExperimentConfig& config) {
       lua_remove(L, -2);
       start = dot + 1;
     }
-    push_field_value(L, f.get(config));
+    if (const engine::Schedule* schedule = engine::find_schedule(config, f.path)) {
+      push_schedule(L, *schedule);  // the schedule, not only its value at frame 0
+    } else {
+      push_field_value(L, f.get(config));
+    }
     lua_setfield(L, -2, f.path.substr(start).c_str());
     lua_pop(L, 1);
+  }
+  if (!config.reward_shaping.source.empty()) {
+    push_shaping_function(L, config.reward_shaping);
+    lua_setfield(L, root, engine::kRewardShapingPath);
   }
 }
 

@@ -42,7 +42,10 @@ namespace moonseed::scripts {
 void open_moonseed_api(lua_State* L);
 
 // Pushes the config as nested tables keyed like the schema paths
-// (t.optimizer.lr, t.model.hidden[1], t.env.options.max_episode_steps).
+// (t.optimizer.lr, t.model.hidden[1], t.env.options.max_episode_steps): a
+// scheduled field as its schedule table (what ms.linear builds), and
+// t.reward_shaping as the function (shaping_function.h push_shaping_function),
+// so a script that returns the table loads as the same experiment.
 void push_config(lua_State* L, const engine::ExperimentConfig& config);
 
 // The `vtrace` table of moonseed.core (lua_vtrace_api.cc).

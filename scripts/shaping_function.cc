@@ -1,5 +1,6 @@
 #include "scripts/shaping_function.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -112,11 +113,72 @@ std::string upvalue_names(lua_State* L, int index, int count) {
   return names;
 }
 
+// Registry key of the functions push_shaping_function made: function -> {source, chunk, line}.
+constexpr const char* kPushedFunctions = "moonseed.pushed_shaping_functions";
+
+// The text push_shaping_function kept for the function at `index`, if it made it.
+std::optional<engine::RewardShapingConfig> pushed_text(lua_State* L, int index) {
+  std::optional<engine::RewardShapingConfig> out;
+  lua_getfield(L, LUA_REGISTRYINDEX, kPushedFunctions);
+  if (lua_istable(L, -1)) {
+    lua_pushvalue(L, index);
+    lua_rawget(L, -2);
+    if (lua_istable(L, -1)) {
+      engine::RewardShapingConfig c;
+      lua_getfield(L, -1, "source");
+      lua_getfield(L, -2, "chunk");
+      lua_getfield(L, -3, "line");
+      c.source = lua_tostring(L, -3);
+      c.chunk_name = lua_tostring(L, -2);
+      c.first_line = static_cast<int>(lua_tointeger(L, -1));
+      lua_pop(L, 3);
+      out = std::move(c);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  return out;
+}
+
 }  // namespace
+
+void push_shaping_function(lua_State* L, const engine::RewardShapingConfig& config) {
+  // Padded to its first line, so Lua's positions in errors are the file's.
+  const std::string chunk = std::string(static_cast<size_t>(std::max(config.first_line - 1, 0)), '\n') +
+                            "return " + config.source;
+  if (luaL_loadbuffer(L, chunk.data(), chunk.size(), config.chunk_name.c_str()) != 0) lua_error(L);
+  lua_call(L, 0, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, kPushedFunctions);
+  if (!lua_istable(L, -1)) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");  // weak keys: the record never keeps a function alive
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kPushedFunctions);
+  }
+  lua_pushvalue(L, -2);
+  lua_createtable(L, 0, 3);
+  lua_pushlstring(L, config.source.data(), config.source.size());
+  lua_setfield(L, -2, "source");
+  lua_pushlstring(L, config.chunk_name.data(), config.chunk_name.size());
+  lua_setfield(L, -2, "chunk");
+  lua_pushinteger(L, config.first_line);
+  lua_setfield(L, -2, "line");
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
 
 ShapingRead read_shaping_function(lua_State* L, int index) {
   if (index < 0 && index > LUA_REGISTRYINDEX) index = lua_gettop(L) + index + 1;
   ShapingRead out;
+  // A function ms.load_experiment handed out: its text is known, whatever its file holds now.
+  if (std::optional<engine::RewardShapingConfig> pushed = pushed_text(L, index)) {
+    out.function = std::move(*pushed);
+    return out;
+  }
   lua_Debug ar;
   std::memset(&ar, 0, sizeof ar);
   lua_pushvalue(L, index);

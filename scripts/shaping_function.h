@@ -36,7 +36,15 @@ struct ShapingRead {
   std::string problem;
 };
 
-// Reads the Lua function at `index` of L's stack (left unchanged).
+// Reads the Lua function at `index` of L's stack (left unchanged). A function
+// push_shaping_function made reads back as the config it was made from.
 ShapingRead read_shaping_function(lua_State* L, int index);
+
+// Pushes the function `config` holds, compiled from its text under its chunk
+// name and lines (what ms.load_experiment returns as `reward_shaping`), and
+// remembers that text in L's registry (weakly), so a script that returns the
+// function gets exactly this config back. Raises a Lua error when the text
+// does not compile.
+void push_shaping_function(lua_State* L, const engine::RewardShapingConfig& config);
 
 }  // namespace moonseed::scripts

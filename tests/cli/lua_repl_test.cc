@@ -213,6 +213,12 @@ TEST_F(Console, AStatementPrintsNothing) {
   EXPECT_EQ(out_.str(), "3\n");
 }
 
+TEST_F(Console, AChunkThatReturnsPrintsItsValuesLikeAnExpression) {
+  EXPECT_EQ(repl_->evaluate("return 1"), EvalStatus::kDone);
+  EXPECT_EQ(repl_->evaluate("local t = {2, 'a'} return t, 'b'"), EvalStatus::kDone);
+  EXPECT_EQ(out_.str(), "1\n{2, \"a\"}\tb\n");
+}
+
 TEST_F(Console, AnUnfinishedFunctionNeedsMoreLines) {
   EXPECT_EQ(repl_->evaluate("function sq(x)"), EvalStatus::kIncomplete);
   EXPECT_EQ(repl_->evaluate("function sq(x)\n  return x * x"), EvalStatus::kIncomplete);

@@ -25,8 +25,9 @@ struct CtlResult {
 
 class ControlRun : public ::testing::Test {
  protected:
-  void SetUp() override {
-    learner_.emplace(std::vector<std::string>{kBinary, "run", kExample, "runs_dir=" + dir_ + "/runs",
+  void SetUp() override { start(kExample); }
+  void start(const std::string& script) {
+    learner_.emplace(std::vector<std::string>{kBinary, "run", script, "runs_dir=" + dir_ + "/runs",
                                               "log.interval_s=0.25", "stop.return_mean=0", "stop.seconds=120",
                                               "--no-watch"},
                      log_);
@@ -97,6 +98,73 @@ TEST_F(ControlRun, SetAppliesAHotFieldAndRefusesARestartOnlyOne) {
   EXPECT_EQ(number("run:status().config_version"), 1);
   // The set value is what the run directory's config now says.
   EXPECT_NE(read_file(run_dir() + "/config.lua").find("lr = 0.00025"), std::string::npos);
+  EXPECT_EQ(ctl({"stop"}).code, 0);
+  EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
+}
+
+TEST_F(ControlRun, AFieldOfTheOtherAlgorithmIsRefusedFromCtlAndTheConsole) {
+  const std::string refusal =
+      "r2d2.batch is a field of algo \"r2d2\", and this run's algo is \"vtrace\", which does not use it";
+  CtlResult set = ctl({"set", "r2d2.batch", "32"});
+  EXPECT_EQ(set.code, 1);
+  EXPECT_NE(set.output.find("reload refused (control), nothing changed: " + refusal), std::string::npos)
+      << set.output;
+  // The console's run:set sends the same request; its error carries the same words.
+  CtlResult console = ctl({"-e", "run:set('r2d2.batch', 64)"});
+  EXPECT_EQ(console.code, 1);
+  EXPECT_NE(console.output.find(refusal), std::string::npos) << console.output;
+  EXPECT_EQ(number("run:status().config_version"), 0);
+  EXPECT_EQ(read_file(run_dir() + "/config.lua").find("batch = 32"), std::string::npos);
+  EXPECT_EQ(ctl({"stop"}).code, 0);
+  EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
+}
+
+// The same run of examples/cartpole_r2d2.lua.
+class R2d2ControlRun : public ControlRun {
+ protected:
+  void SetUp() override { start(std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_r2d2.lua"); }
+};
+
+TEST_F(R2d2ControlRun, AVtraceFieldIsRefusedNamingTheRunsAlgo) {
+  CtlResult set = ctl({"set", "vtrace.entropy_cost", "0.1"});
+  EXPECT_EQ(set.code, 1);
+  EXPECT_NE(set.output.find("vtrace.entropy_cost is a field of algo \"vtrace\", and this run's algo is \"r2d2\""),
+            std::string::npos)
+      << set.output;
+  EXPECT_EQ(number("run:status().config_version"), 0);
+  EXPECT_EQ(ctl({"stop"}).code, 0);
+  EXPECT_EQ(learner_->wait(120), std::optional<int>(0)) << read_file(log_);
+}
+
+TEST_F(ControlRun, SetTakesASchedulesLuaExpressionFromCtlAndTheConsole) {
+  CtlResult set = ctl({"set", "optimizer.lr", "ms.linear(1e-3, 1e-4, 1e6)"});
+  EXPECT_EQ(set.code, 0) << set.output;
+  EXPECT_NE(set.output.find("\"config_version\": 1"), std::string::npos) << set.output;
+  const std::string lr = ctl({"get", "optimizer.lr"}).output;
+  EXPECT_NE(lr.find("linear"), std::string::npos) << lr;
+  EXPECT_NE(lr.find("0.0001"), std::string::npos) << lr;
+  // The console passes the schedule itself.
+  CtlResult console = ctl({"-e", "run:set('vtrace.entropy_cost', ms.cosine { from = 0.02, to = 0.001, frames = 1e6 })"});
+  EXPECT_EQ(console.code, 0) << console.output;
+  EXPECT_NE(ctl({"get", "vtrace.entropy_cost"}).output.find("cosine"), std::string::npos);
+  // Plain values keep working, and a list may be written either way.
+  EXPECT_EQ(ctl({"set", "optimizer.lr", "2e-4"}).code, 0);
+  EXPECT_EQ(ctl({"get", "optimizer.lr"}).output, "0.0002\n");
+  EXPECT_EQ(number("run:status().config_version"), 3);
+  // config.lua holds the schedule, so a resume continues it.
+  EXPECT_NE(read_file(run_dir() + "/config.lua").find("schedule = \"cosine\""), std::string::npos)
+      << read_file(run_dir() + "/config.lua");
+  EXPECT_EQ(ctl({"stop"}).code, 0);
+  EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
+}
+
+TEST_F(ControlRun, DashEPrintsWhatTheChunkReturns) {
+  CtlResult one = ctl({"-e", "return 1"});
+  EXPECT_EQ(one.code, 0) << one.output;
+  EXPECT_EQ(one.output, "1\n");
+  CtlResult table = ctl({"-e", "local s = run:status() return {env = s.env}, s.paused"});
+  EXPECT_EQ(table.code, 0) << table.output;
+  EXPECT_EQ(table.output, "{env = \"CartPole-v1\"}\tfalse\n");
   EXPECT_EQ(ctl({"stop"}).code, 0);
   EXPECT_EQ(learner_->wait(60), std::optional<int>(0)) << read_file(log_);
 }

@@ -118,6 +118,24 @@ TEST_F(ReloadRun, ABrokenScriptChangesNothingAndItsErrorIsShown) {
   stop_cleanly();
 }
 
+TEST_F(ReloadRun, TheOtherAlgorithmsTableIsRefusedNamingTheFieldAndTheRunsAlgo) {
+  start();
+  // R2D2's section on a V-trace run, saved with a hot change beside it.
+  save_like_an_editor(script_, replaced(replaced(original_, "lr = 1e-3", "lr = 5e-4"), "  topology =",
+                                        "  r2d2 = { batch = 32 },\n  topology ="));
+  ASSERT_TRUE(eventually(30, [&] { return logged("reload refused"); })) << log();
+  EXPECT_TRUE(logged("reload refused, nothing changed: r2d2.batch is a field of algo \"r2d2\", and this run's "
+                     "algo is \"vtrace\", which does not use it"))
+      << log();
+  EXPECT_NE(metrics_text().find("\"event\": \"reload_refused\""), std::string::npos);
+  expect_training_goes_on();
+  // The run keeps its config: the hot half of the edit was not applied either.
+  EXPECT_EQ(latest("config_version"), 0);
+  EXPECT_EQ(latest("learning_rate"), 1e-3);
+  EXPECT_EQ(read_file(run_dir() + "/config.lua").find("batch = 32"), std::string::npos);
+  stop_cleanly();
+}
+
 TEST_F(ReloadRun, NoWatchLeavesTheRunAsItStarted) {
   start({"--no-watch"});
   save_like_an_editor(script_, replaced(original_, "lr = 1e-3", "lr = 2.5e-4"));

@@ -176,14 +176,15 @@ function ms.nn.r2d2_atari()
   return layers
 end
 
--- optimizer = { lr = ms.linear { from = 1e-3, to = 0, frames = 5e6 } }, and
+-- optimizer = { lr = ms.linear { from = 1e-3, to = 0, frames = 5e6 } } (or
+-- ms.linear(1e-3, 0, 5e6): from, to, frames), and
 -- ms.constant, ms.cosine, ms.step, ms.piecewise: each returns a schedule table
 -- (moonseed/schedule.lua) recorded at the caller's line, so the engine's
 -- errors about it (a value out of the field's range, ...) point there.
 for _, kind in ipairs { "constant", "linear", "cosine", "step", "piecewise" } do
   local build = schedule[kind]
-  ms[kind] = function(args)
-    local ok, result = pcall(build, args)
+  ms[kind] = function(...)
+    local ok, result = pcall(build, ...)
     if not ok then error(("ms.%s: %s"):format(kind, tostring(result)), 2) end
     tag(kind, result)
     return result

@@ -55,21 +55,26 @@ function Run:request(line, timeout_s)
   return decoded.result
 end
 
--- A Lua value as override text, typed by the schema on the other side.
-local function value_text(v)
+-- A Lua value as override text: numbers, booleans and strings as plain text,
+-- typed by the schema on the other side; a table (a list, a schedule from
+-- ms.linear, layers) as the Lua constructor that builds it, which the loader
+-- evaluates as a script's value (scripts/config_overrides.h).
+local function value_text(v, nested)
   local t = type(v)
   if t == "number" then return ("%.17g"):format(v) end
   if t == "boolean" then return tostring(v) end
-  if t == "string" then return ('"%s"'):format(v) end
+  if t == "string" then return nested and ("%q"):format(v) or ('"%s"'):format(v) end
   if t == "table" then
-    local parts = {}
-    if #v > 0 then
-      for i = 1, #v do parts[i] = value_text(v[i]) end
-    else
-      for k, x in pairs(v) do parts[#parts + 1] = k .. "=" .. value_text(x) end
-      table.sort(parts)
+    local parts, named = {}, {}
+    for i = 1, #v do parts[i] = value_text(v[i], true) end
+    for k, x in pairs(v) do
+      if type(k) ~= "number" or k < 1 or k > #v or k % 1 ~= 0 then
+        named[#named + 1] = ("[%s] = %s"):format(value_text(k, true), value_text(x, true))
+      end
     end
-    return table.concat(parts, ",")
+    table.sort(named)
+    for _, p in ipairs(named) do parts[#parts + 1] = p end
+    return "{" .. table.concat(parts, ", ") .. "}"
   end
   error("cannot set a field to a " .. t, 3)
 end

@@ -62,7 +62,12 @@ local function axis_flag(t)
 end
 
 -- linear / cosine: from -> to over [0, frames] or [0, progress], then held.
-local function ramp(kind, t)
+local function ramp(kind, t, to, frames, ...)
+  -- Positional: ms.linear(from, to, frames), the short form for a command line.
+  if type(t) == "number" then
+    if select("#", ...) > 0 then fail("takes (from, to, frames) or a table, got more arguments") end
+    t = { from = t, to = to, frames = frames }
+  end
   expect_table(t)
   check_keys(t, { "from", "to", "frames", "progress" })
   local from, to = number(t, "from"), number(t, "to")
@@ -85,13 +90,13 @@ function M.constant(v)
 end
 
 -- ms.linear { from = 1e-3, to = 0, frames = 5e6 }: a straight line, then held.
-function M.linear(t)
-  return ramp("linear", t)
+function M.linear(...)
+  return ramp("linear", ...)
 end
 
 -- ms.cosine { from = 0.01, to = 0.001, progress = 1 }: half a cosine, then held.
-function M.cosine(t)
-  return ramp("cosine", t)
+function M.cosine(...)
+  return ramp("cosine", ...)
 end
 
 -- ms.step { values = {1e-3, 3e-4, 1e-4}, at = {1e6, 2e6} }: values[1] until
