@@ -142,7 +142,9 @@ struct Learner::Impl {
     const int64_t first = first_batch_ns.load();
     if (first < 0) return restored_train_s;
     const int64_t stopped = stopped_ns.load();
-    return restored_train_s + static_cast<double>((stopped >= 0 ? stopped : steady_ns()) - first) * 1e-9;
+    const int64_t end = stopped >= 0 ? stopped : steady_ns();
+    // A first batch taken while stop() ran adds nothing.
+    return restored_train_s + static_cast<double>(std::max<int64_t>(0, end - first)) * 1e-9;
   }
 
   std::atomic<int64_t> frames{0};
@@ -434,7 +436,7 @@ void Learner::stop() {
   if (!m.started || m.stopped) return;
   m.stopped = true;
   // Training time ends here: the final checkpoint, saved after this, holds it.
-  if (m.first_batch_ns.load() >= 0) m.stopped_ns.store(Impl::steady_ns());
+  m.stopped_ns.store(Impl::steady_ns());
   {
     base::MutexLock lock(m.pause_mu);
     m.stopping = true;
