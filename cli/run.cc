@@ -121,7 +121,8 @@ void Run::setup() {
   warn_if_reference_blas();
   signals_ = std::make_unique<SignalWaiter>();
   const engine::Counters start = start_learner();
-  // A resumed run's clock goes on from its checkpoint's training time; it
+  learner_->set_frame_limit(cfg_.stop.frames);  // acting stops at stop.frames, however late a tick comes
+  // A resumed run's clock goes on from its checkpoint's wall time; it
   // runs before the actors start, so their joins come after the resume row.
   t0_ = now_s() - start.elapsed_s;
   start_serving();
@@ -137,7 +138,9 @@ void Run::setup() {
 }
 
 bool Run::tick() {
-  const double wake_at = options_.watch ? std::min(next_tick_, next_watch_) : next_tick_;
+  // The stop rules are looked at every kStopCheckPeriod_s, not only at rows.
+  double wake_at = std::min(next_tick_, now_s() + kStopCheckPeriod_s);
+  if (options_.watch) wake_at = std::min(wake_at, next_watch_);
   const double old_checkpoint_interval = cfg_.checkpoint.interval_s;
   const int sig = signals_->wait(wake_at - now_s(), *control_,
                                  [this](const std::string& line) { return run_control_->handle(line); });
@@ -155,6 +158,7 @@ bool Run::tick() {
   if (reload_->config_version() != seen_version_) {
     // A reload or a control `set` replaced cfg_: the control loop's own fields.
     seen_version_ = reload_->config_version();
+    learner_->set_frame_limit(cfg_.stop.frames);
     progress_->set_enabled(!options_.quiet && cfg_.log.progress);
     next_tick_ = std::min(next_tick_, now + cfg_.log.interval_s);
     if (cfg_.checkpoint.interval_s != old_checkpoint_interval) {
@@ -175,16 +179,35 @@ bool Run::tick() {
     }
     metrics_->append(event);
   }
-  if (now >= next_tick_) log_tick(now);
+  if (now >= next_tick_) {
+    log_tick(now);
+  } else {
+    const engine::LearnerStats s = learner_->stats();
+    check_stop_rules(s, live_config(s.frames));
+  }
   return stop_reason_.empty();
+}
+
+engine::ExperimentConfig Run::live_config(int64_t frames) const {
+  engine::ExperimentConfig live = cfg_;
+  if (!live.schedules.empty()) engine::apply_schedules(live, static_cast<double>(frames));
+  return live;
+}
+
+// A learner that failed (its model diverged), then the stop rules.
+void Run::check_stop_rules(const engine::LearnerStats& s, const engine::ExperimentConfig& live) {
+  if (stop_reason_.empty() && !s.failure.empty()) {
+    diverged_ = true;
+    stop_reason_ = s.failure;
+  }
+  if (stop_reason_.empty()) stop_reason_ = cli::stop_reason(live.stop, s);
 }
 
 // The metrics row, the progress line, the stop rules and the periodic checkpoint.
 void Run::log_tick(double now) {
   const engine::LearnerStats s = learner_->stats();
   // Scheduled control-loop fields (stop, log, checkpoint) at the current frame count.
-  engine::ExperimentConfig live = cfg_;
-  if (!live.schedules.empty()) engine::apply_schedules(live, static_cast<double>(s.frames));
+  const engine::ExperimentConfig live = live_config(s.frames);
   next_tick_ = now + std::max(0.05, live.log.interval_s);
   const double elapsed = now - t0_;
   const double fps = (s.frames - last_frames_) / std::max(1e-9, now - last_tick_);
@@ -197,11 +220,7 @@ void Run::log_tick(double now) {
   metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
   progress_->update(elapsed, s, fps, cfg_.topology.actors);
 
-  if (stop_reason_.empty() && !s.failure.empty()) {
-    diverged_ = true;
-    stop_reason_ = s.failure;
-  }
-  if (stop_reason_.empty()) stop_reason_ = cli::stop_reason(live.stop, s, elapsed);
+  check_stop_rules(s, live);
   if (stop_reason_.empty() && now >= next_checkpoint_) {
     const double interval = std::max(1.0, live.checkpoint.interval_s);
     next_checkpoint_ = now + interval;

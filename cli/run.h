@@ -4,7 +4,8 @@
 //
 //   Run run(options);
 //   run.setup();             // load, run directory, learner, server, actors, control socket
-//   while (run.tick()) {}    // one tick: wait, reload, metrics row, progress, stop rules, checkpoint
+//   while (run.tick()) {}    // one tick: wait (at most kStopCheckPeriod_s), reload, stop rules;
+//                            // every log.interval_s also the metrics row, progress, checkpoint
 //   return run.finish();     // Bye, actors, learner, final checkpoint, stop row, summary
 //
 // Ownership: the Run owns every part of the run. Destroying it (after
@@ -94,6 +95,10 @@ class Run {
   void start_serving();
   void open_control();
   void log_tick(double now);
+  // cfg_ with its schedules applied at `frames`: the control loop's fields now.
+  engine::ExperimentConfig live_config(int64_t frames) const;
+  // Sets stop_reason_ when the learner failed or a stop rule is met.
+  void check_stop_rules(const engine::LearnerStats& s, const engine::ExperimentConfig& live);
   // Hung actors, parked local slots (and the stop when all are parked).
   void watch_actors(const engine::ExperimentConfig& live, double elapsed, int connected);
   // Once per run, when recording has turned off (s.record->error): the one

@@ -4,11 +4,11 @@
 
 namespace moonseed::cli {
 
-std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s, double elapsed_s) {
+std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s) {
   // Means over fewer than 100 episodes are too noisy to stop on.
   constexpr int64_t kMinEpisodes = 100;
   if (stop.frames > 0 && s.frames >= stop.frames) return "reached stop.frames = " + std::to_string(stop.frames);
-  if (stop.seconds > 0 && elapsed_s >= stop.seconds) return "reached stop.seconds = " + format_number(stop.seconds);
+  if (stop.seconds > 0 && s.train_s >= stop.seconds) return "reached stop.seconds = " + format_number(stop.seconds);
   if (stop.return_mean != 0 && s.episodes >= kMinEpisodes && s.return_mean >= stop.return_mean) {
     return "return_mean " + format_number(s.return_mean) + " >= stop.return_mean = " + format_number(stop.return_mean);
   }
@@ -22,7 +22,7 @@ std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerSta
 void add_counters(engine::MetricsRow& row, const engine::LearnerStats& s, bool eval_envs) {
   row.add("frames", s.frames).add("episodes", s.episodes).add("return_mean", s.return_mean)
       .add("length_mean", s.length_mean).add("optimizer_steps", s.optimizer_steps)
-      .add("trained_frames", s.trained_frames).add("loss_total", s.loss_total)
+      .add("trained_frames", s.trained_frames).add("train_time_s", s.train_s).add("loss_total", s.loss_total)
       .add("grad_norm", s.grad_norm).add("learning_rate", s.learning_rate)
       .add("actors", s.actors_connected).add("auth_failures", s.auth_failures).add("queue", s.queue_size)
       .add("inference_batch_envs", s.mean_batch_envs).add("nonfinite_replaced", s.nonfinite_replaced);

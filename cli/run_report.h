@@ -18,15 +18,19 @@
 
 namespace moonseed::cli {
 
-// Why the run stops now, or "" to go on: the first of stop.frames,
-// stop.seconds, stop.return_mean (once 100 episodes have ended) and
-// stop.eval_return_mean (once 100 evaluation episodes have). A rule at 0 is
-// off. `stop` has its schedules applied at s.frames.
-std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s, double elapsed_s);
+// Why the run stops now, or "" to go on: the first of stop.frames (env
+// frames received, s.frames), stop.seconds (seconds of training, s.train_s:
+// from the first training batch, not from the start of the run),
+// stop.return_mean (once 100 episodes have ended) and stop.eval_return_mean
+// (once 100 evaluation episodes have). A rule at 0 is off. `stop` has its
+// schedules applied at s.frames. The control loop checks them every
+// kStopCheckPeriod_s seconds, whatever log.interval_s is.
+std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s);
+constexpr double kStopCheckPeriod_s = 0.05;
 
 // Adds the learner's counters to `row`: frames, episodes, returns, steps,
-// loss, learning rate, actors, queue, batching; the evaluation envs' episodes
-// and return when `eval_envs` (topology.eval_envs_per_actor > 0); the
+// training time (train_time_s), loss, learning rate, actors, queue,
+// batching; the evaluation envs' episodes and return when `eval_envs` (topology.eval_envs_per_actor > 0); the
 // algorithm's named metrics; the recorder's numbers when it records. Each
 // caller adds its own fields around them: metrics.jsonl time_s, fps,
 // actor_restarts; `status` the run's identity. Non-finite numbers are null.

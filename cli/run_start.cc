@@ -213,7 +213,7 @@ engine::Counters Run::resume() {
   event.add("time_s", start.elapsed_s).add("event", "resume")
       .add("checkpoint", std::filesystem::path(ckpt).lexically_relative(dir_->path()).string())
       .add("optimizer_steps", start.optimizer_steps).add("frames", start.frames).add("episodes", start.episodes)
-      .add("trained_frames", start.trained_frames);
+      .add("trained_frames", start.trained_frames).add("train_time_s", start.train_s);
   if (cfg_.topology.eval_envs_per_actor > 0) event.add("eval_episodes", start.eval_episodes);
   // The algorithm's numbers as restored (R2D2: replay_size).
   for (const engine::Metric& m : learner_->stats().agent_metrics) event.add(m.name, m.value);

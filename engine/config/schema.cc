@@ -244,12 +244,18 @@ std::vector<FieldSchema> build_schema() {
               "unrolls queued before actors are held back"),
       integer(MOONSEED_FIELD(learner.torch_threads), 1, 256, kRestart, "intra-op threads of the training thread"),
 
-      integer(MOONSEED_FIELD(stop.frames), 0, kMaxExactInteger, kHot, "stop after this many env frames (a resumed run counts on from its checkpoint); 0 = no limit"),
-      number(MOONSEED_FIELD(stop.seconds), 0, kInf, kHot, "stop after this many seconds (a resumed run counts on from its checkpoint); 0 = no limit"),
+      integer(MOONSEED_FIELD(stop.frames), 0, kMaxExactInteger, kHot,
+              "stop after this many env frames received (`frames`); acting stops right there, at most one "
+              "inference batch past it (a resumed run counts on from its checkpoint); 0 = no limit"),
+      number(MOONSEED_FIELD(stop.seconds), 0, kInf, kHot,
+             "stop after this many seconds of training (`train_time_s`: from the first training batch, so "
+             "the actors' start-up is not counted; a resumed run counts on from its checkpoint); 0 = no limit"),
       number(MOONSEED_FIELD(stop.return_mean), -kInf, kInf, kHot,
-             "stop once the mean return of the last 100 episodes reaches this; 0 = off"),
+             "stop once the mean env return of the last 100 episodes reaches this (not before 100 have "
+             "ended); 0 = off"),
       number(MOONSEED_FIELD(stop.eval_return_mean), -kInf, kInf, kHot,
-             "stop once the mean return of the last 100 evaluation episodes reaches this; 0 = off"),
+             "stop once the mean return of the last 100 evaluation episodes reaches this (not before 100 "
+             "have ended); 0 = off"),
 
       number(MOONSEED_FIELD(log.interval_s), 0, 86400, kHot, "progress line and metrics.jsonl cadence (seconds)", true),
       boolean(MOONSEED_FIELD(log.progress), kHot, "print the live progress line"),

@@ -170,6 +170,7 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
   archive.write("elapsed_s", c10::IValue(counters.elapsed_s));
   archive.write("trained_frames", c10::IValue(counters.trained_frames));
   archive.write("eval_episodes", c10::IValue(counters.eval_episodes));
+  archive.write("train_s", c10::IValue(counters.train_s));
   torch::serialize::OutputArchive model_archive(archive.compilation_unit());
   model.save(model_archive);
   archive.write("model", model_archive);
@@ -225,6 +226,8 @@ Counters load_checkpoint(const std::string& path, torch::nn::Module& model,
     // Added later in format 1: older checkpoints lack them and start these counters at 0.
     if (archive.try_read("trained_frames", value)) counters.trained_frames = value.toInt();
     if (archive.try_read("eval_episodes", value)) counters.eval_episodes = value.toInt();
+    // Older checkpoints did not tell training time from wall time: their wall time stands in.
+    counters.train_s = archive.try_read("train_s", value) ? value.toDouble() : counters.elapsed_s;
 
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);

@@ -1,7 +1,8 @@
 // Learner checkpoints: the model's parameters and buffers, the optimizer's
 // state (e.g. Adam moments) and the run's counters, in one file written by
 // torch::serialize archives. Counters added after format 1 first shipped
-// (trained_frames, eval_episodes) are optional keys: older files load with 0.
+// (trained_frames, eval_episodes, train_s) are optional keys: older files load
+// with 0 (train_s: with their elapsed_s).
 //
 // Crash safety: save_checkpoint writes PATH.partial, fsyncs it, renames it over
 // PATH and fsyncs the directory, so PATH is always either the previous complete

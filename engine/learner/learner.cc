@@ -113,6 +113,40 @@ struct Learner::Impl {
     while (paused && !stopping) pause_cv.wait(lock);
   }
 
+  // set_frame_limit: the inference thread takes no batch while frames >=
+  // frame_limit (> 0). The fast path reads two atomics; the wait shares
+  // pause_mu and pause_cv, which set_frame_limit and stop() signal.
+  std::atomic<int64_t> frame_limit{0};
+  bool below_frame_limit() const {
+    const int64_t limit = frame_limit.load(std::memory_order_relaxed);
+    return limit <= 0 || frames.load(std::memory_order_relaxed) < limit;
+  }
+  // False once the learner stops.
+  bool wait_below_frame_limit() EXCLUDES(pause_mu) {
+    if (below_frame_limit()) return true;
+    base::MutexLock lock(pause_mu);
+    while (!below_frame_limit() && !stopping) pause_cv.wait(lock);
+    return !stopping;
+  }
+
+  // Training time (LearnerStats::train_s): steady nanoseconds of the first
+  // training batch and of stop() (-1 until then), plus the restored seconds.
+  std::atomic<int64_t> first_batch_ns{-1};
+  std::atomic<int64_t> stopped_ns{-1};
+  double restored_train_s = 0;  // set by restore(), before the threads start
+  static int64_t steady_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  double train_seconds() const {
+    const int64_t first = first_batch_ns.load();
+    if (first < 0) return restored_train_s;
+    const int64_t stopped = stopped_ns.load();
+    const int64_t end = stopped >= 0 ? stopped : steady_ns();
+    // A first batch taken while stop() ran adds nothing.
+    return restored_train_s + static_cast<double>(std::max<int64_t>(0, end - first)) * 1e-9;
+  }
+
   std::atomic<int64_t> frames{0};
   std::atomic<int64_t> episodes{0};
   std::atomic<int64_t> optimizer_steps{0};
@@ -169,7 +203,7 @@ void Learner::Impl::inference_loop() {
   std::vector<EpisodeResult> finished;
 
   // wait_for_room: the agent's backpressure (R2D2: the replay is ahead of learning).
-  while (agent->wait_for_room() && batcher.next_batch(requests)) {
+  while (agent->wait_for_room() && wait_below_frame_limit() && batcher.next_batch(requests)) {
     int64_t n = 0;
     for (const auto& r : requests) n += r.batch.count;
     if (!obs_buffer.defined() || obs_buffer.size(0) < n) {
@@ -307,6 +341,7 @@ void Learner::Impl::training_loop() {
   at::set_num_threads(std::max(1, cfg.learner.torch_threads));
   while (agent->await_batch()) {
     wait_while_paused();
+    if (first_batch_ns.load(std::memory_order_relaxed) < 0) first_batch_ns.store(steady_ns());
     base::MutexLock train(train_mu);
     if (hot_pending.load(std::memory_order_acquire)) take_hot_config();
     // Schedules were validated at load time (scripts/lua_schedules.h).
@@ -382,6 +417,7 @@ Counters Learner::restore(const std::string& checkpoint_path) {
   impl_->episodes = c.episodes;
   impl_->trained_frames = c.trained_frames;
   impl_->eval_episodes = c.eval_episodes;
+  impl_->restored_train_s = c.train_s;
   return c;
 }
 
@@ -399,6 +435,8 @@ void Learner::stop() {
   Impl& m = *impl_;
   if (!m.started || m.stopped) return;
   m.stopped = true;
+  // Training time ends here: the final checkpoint, saved after this, holds it.
+  m.stopped_ns.store(Impl::steady_ns());
   {
     base::MutexLock lock(m.pause_mu);
     m.stopping = true;
@@ -447,6 +485,15 @@ void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
   m.gateway.publish_boundary(version, encode_actor_config(actor_config_of(config)));
 }
 
+void Learner::set_frame_limit(int64_t frames) {
+  Impl& m = *impl_;
+  {
+    base::MutexLock lock(m.pause_mu);
+    m.frame_limit.store(frames);
+  }
+  m.pause_cv.notify_all();
+}
+
 void Learner::set_paused(bool paused) {
   Impl& m = *impl_;
   {
@@ -485,6 +532,7 @@ LearnerStats Learner::stats() const {
   s.eval_episodes = m.eval_episodes.load();
   s.optimizer_steps = m.optimizer_steps.load();
   s.trained_frames = m.trained_frames.load();
+  s.train_s = m.train_seconds();
   AgentStats agent = m.agent->stats();
   s.queue_size = agent.queue_size;
   s.agent_metrics.insert(s.agent_metrics.end(), std::make_move_iterator(agent.metrics.begin()),
@@ -528,6 +576,7 @@ std::string Learner::save_checkpoint(const std::function<std::string(int64_t ste
   c.trained_frames = m.trained_frames.load();
   c.eval_episodes = m.eval_episodes.load();
   c.elapsed_s = elapsed_s;
+  c.train_s = m.train_seconds();
   const std::string path = path_of_step(c.optimizer_steps);
   m.agent->save(path, c);
   return path;

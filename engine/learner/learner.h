@@ -97,6 +97,13 @@ class Learner {
   // `version` must grow with each call. Thread-safe; any time after start().
   void set_hot_config(const ExperimentConfig& config, uint64_t version);
 
+  // stop.frames, enforced where frames are counted: while frames >= `frames`
+  // (> 0) the inference thread takes no more steps (those in flight wait,
+  // unanswered), so a run that stops on frames ends at most one inference
+  // batch past them, however late its control loop looks. 0 = no limit (the
+  // default). A higher limit lets acting go on. Thread-safe.
+  void set_frame_limit(int64_t frames);
+
   // Pause: the training thread stops between two steps; the FIFO then fills
   // and holds the actors back (the same backpressure as a slow learner), so
   // acting stops soon after. Checkpoints and evaluate() still work. Thread-safe.

@@ -19,9 +19,10 @@ struct Counters {
   int64_t optimizer_steps = 0;  // also the policy version
   int64_t frames = 0;           // env steps received (LearnerStats::frames)
   int64_t episodes = 0;
-  double elapsed_s = 0;         // training wall time, summed over resumes
+  double elapsed_s = 0;         // wall time since the run started, summed over resumes
   int64_t trained_frames = 0;   // valid env steps consumed by training
   int64_t eval_episodes = 0;    // evaluation envs' episodes
+  double train_s = 0;           // training time (LearnerStats::train_s), summed over resumes
 };
 
 // A number an algorithm reports under its own name ("loss_policy", "mean_q"):
@@ -70,6 +71,9 @@ struct LearnerStats {
   int64_t episodes = 0;
   int64_t optimizer_steps = 0;
   int64_t trained_frames = 0;    // valid steps consumed by training
+  // Seconds of training: from the first training batch to now (or to stop()),
+  // plus what the restored checkpoint held. What stop.seconds counts.
+  double train_s = 0;
   double return_mean = 0;        // over the last 100 episodes; NaN before the first
   double length_mean = 0;        // episode length over the same episodes
   // Evaluation envs (topology.eval_envs_per_actor), not counted above.

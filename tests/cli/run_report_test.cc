@@ -16,40 +16,43 @@
 namespace moonseed::cli {
 namespace {
 
-engine::LearnerStats stats(int64_t frames, int64_t episodes, double return_mean) {
+engine::LearnerStats stats(int64_t frames, int64_t episodes, double return_mean, double train_s = 0) {
   engine::LearnerStats s;
   s.frames = frames;
+  s.train_s = train_s;
   s.episodes = episodes;
   s.return_mean = return_mean;
   return s;
 }
 
 TEST(StopReason, NoRuleNoStop) {
-  EXPECT_EQ(stop_reason(engine::StopConfig{}, stats(1000000, 5000, 500), 1e6), "");
+  EXPECT_EQ(stop_reason(engine::StopConfig{}, stats(1000000, 5000, 500)), "");
 }
 
 TEST(StopReason, FramesStopAtTheLimit) {
   engine::StopConfig stop;
   stop.frames = 1000;
-  EXPECT_EQ(stop_reason(stop, stats(999, 0, 0), 0), "");
-  EXPECT_EQ(stop_reason(stop, stats(1000, 0, 0), 0), "reached stop.frames = 1000");
+  EXPECT_EQ(stop_reason(stop, stats(999, 0, 0)), "");
+  EXPECT_EQ(stop_reason(stop, stats(1000, 0, 0)), "reached stop.frames = 1000");
 }
 
-TEST(StopReason, SecondsStopAtTheLimit) {
+// stop.seconds counts seconds of training (LearnerStats::train_s), not the
+// run's wall time, which includes the actors' start-up.
+TEST(StopReason, SecondsCountTrainingTime) {
   engine::StopConfig stop;
   stop.seconds = 2.5;
-  EXPECT_EQ(stop_reason(stop, stats(0, 0, 0), 2.49), "");
-  EXPECT_EQ(stop_reason(stop, stats(0, 0, 0), 2.5), "reached stop.seconds = 2.5");
+  EXPECT_EQ(stop_reason(stop, stats(0, 0, 0, 2.49)), "");
+  EXPECT_EQ(stop_reason(stop, stats(0, 0, 0, 2.5)), "reached stop.seconds = 2.5");
 }
 
 TEST(StopReason, ReturnMeanNeedsAHundredEpisodes) {
   engine::StopConfig stop;
   stop.return_mean = 475;
-  EXPECT_EQ(stop_reason(stop, stats(0, 99, 500), 0), "");
-  EXPECT_EQ(stop_reason(stop, stats(0, 100, 474.9), 0), "");
-  EXPECT_EQ(stop_reason(stop, stats(0, 100, 481.25), 0), "return_mean 481.2 >= stop.return_mean = 475");
+  EXPECT_EQ(stop_reason(stop, stats(0, 99, 500)), "");
+  EXPECT_EQ(stop_reason(stop, stats(0, 100, 474.9)), "");
+  EXPECT_EQ(stop_reason(stop, stats(0, 100, 481.25)), "return_mean 481.2 >= stop.return_mean = 475");
   // Before the first episode the mean is NaN: never reached.
-  EXPECT_EQ(stop_reason(stop, stats(0, 100, std::nan("")), 0), "");
+  EXPECT_EQ(stop_reason(stop, stats(0, 100, std::nan(""))), "");
 }
 
 TEST(StopReason, EvalReturnMeanNeedsAHundredEvalEpisodes) {
@@ -58,9 +61,9 @@ TEST(StopReason, EvalReturnMeanNeedsAHundredEvalEpisodes) {
   engine::LearnerStats s = stats(0, 1000, 500);
   s.eval_episodes = 99;
   s.eval_return_mean = 300;
-  EXPECT_EQ(stop_reason(stop, s, 0), "");
+  EXPECT_EQ(stop_reason(stop, s), "");
   s.eval_episodes = 100;
-  EXPECT_EQ(stop_reason(stop, s, 0), "eval_return_mean 300 >= stop.eval_return_mean = 200");
+  EXPECT_EQ(stop_reason(stop, s), "eval_return_mean 300 >= stop.eval_return_mean = 200");
 }
 
 TEST(StopReason, FirstRuleInOrderWins) {
@@ -68,9 +71,9 @@ TEST(StopReason, FirstRuleInOrderWins) {
   stop.frames = 10;
   stop.seconds = 1;
   stop.return_mean = 1;
-  EXPECT_EQ(stop_reason(stop, stats(10, 100, 5), 5), "reached stop.frames = 10");
-  EXPECT_EQ(stop_reason(stop, stats(9, 100, 5), 5), "reached stop.seconds = 1");
-  EXPECT_EQ(stop_reason(stop, stats(9, 100, 5), 0.5), "return_mean 5 >= stop.return_mean = 1");
+  EXPECT_EQ(stop_reason(stop, stats(10, 100, 5, 5)), "reached stop.frames = 10");
+  EXPECT_EQ(stop_reason(stop, stats(9, 100, 5, 5)), "reached stop.seconds = 1");
+  EXPECT_EQ(stop_reason(stop, stats(9, 100, 5, 0.5)), "return_mean 5 >= stop.return_mean = 1");
 }
 
 bool has_key(const std::string& json, const std::string& key) {
@@ -88,7 +91,7 @@ TEST(AddCounters, WritesEveryCounterAndTheAlgorithmsMetrics) {
   add_counters(row, s, false);
   const std::string json = row.to_json();
   for (const char* key : {"frames", "episodes", "return_mean", "length_mean", "optimizer_steps", "trained_frames",
-                          "loss_total", "grad_norm", "learning_rate", "actors", "auth_failures", "queue",
+                          "train_time_s", "loss_total", "grad_norm", "learning_rate", "actors", "auth_failures", "queue",
                           "inference_batch_envs", "nonfinite_replaced"}) {
     EXPECT_TRUE(has_key(json, key)) << key << " in " << json;
   }
