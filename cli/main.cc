@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 
 namespace {
 
@@ -27,6 +28,7 @@ const char* kUsage =
     "  attach RUN_DIR              a console connected to a running run\n"
     "  ctl RUN_DIR COMMAND         one control request to a running run (status, set, stop...)\n"
     "  log COMMAND PATH...         read experience logs: info, ls, cat, verify, merge\n"
+    "  version, --version          the version, git commit, LibTorch and device of this build\n"
     "\n"
     "`moonseed COMMAND --help` tells more about one command.\n";
 
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string command = argv[1];
+  if (command == "--version" || command == "version") return moonseed::cli::version_command();
   moonseed::cli::Args args(argv + 2, argv + argc);
   try {
     if (command == "run") return moonseed::cli::run_command(args);

@@ -18,6 +18,7 @@
 #include "cli/run.h"
 #include "cli/run_control.h"
 #include "cli/run_report.h"
+#include "cli/version.h"
 #include "engine/learner/learner.h"
 #include "rpc/address.h"
 #include "rpc/control_socket.h"
@@ -140,6 +141,13 @@ void Run::open_run_directory() {
   } else {
     write_or_warn(*dir_, "config.lua", scripts::to_lua(cfg_),
                   "config.lua keeps the config from before, without this resume's overrides");
+  }
+  // The engine that produced the run's results; a resume writes the one that continues them.
+  const std::string engine = engine_json(engine_info(cfg_.inference.device));
+  if (options_.resume_dir.empty()) {
+    dir_->write_file_atomic("engine.json", engine);
+  } else {
+    write_or_warn(*dir_, "engine.json", engine, "engine.json names the engine of the run's previous start");
   }
 }
 
