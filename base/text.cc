@@ -43,7 +43,8 @@ std::string non_finite_text(double v) {
   return v > 0 ? "inf" : "-inf";
 }
 
-bool whole_and_exact(double v) { return v == std::floor(v) && std::fabs(v) < 1e15; }
+// Every whole number up to 2^53 is a double; beyond, neighbours are more than 1 apart.
+bool whole_and_exact(double v) { return v == std::floor(v) && std::fabs(v) <= 9007199254740992.0; }
 
 std::string whole_text(double v) {
   char buffer[24];

@@ -14,7 +14,7 @@ namespace moonseed::base {
 
 // The one number format of everything Moonseed prints: the shortest text that
 // reads back as exactly `v`, written the way people read numbers.
-//   whole numbers below 1e15: every digit, no fraction ("-500", "3", "1500000000")
+//   whole numbers up to 2^53: every digit, no fraction ("-500", "3", "1500000000")
 //   others with 1e-5 <= |v| < 1e9: fixed point ("21.5", "0.000123", "0.00001")
 //   others: scientific ("1.5e+20", "2.5e-07", "1.0000000005e+09")
 // "nan", "inf", "-inf" for non-finite values (callers that write JSON or Lua
@@ -24,7 +24,7 @@ std::string number_text(double v);
 std::string float_text(float v);
 // `v` rounded to `digits` significant digits (1 to 17) for a line a person
 // reads, trailing zeros dropped; in fixed point every integer digit stays
-// (12345.6 at 4 digits is "12346"), whole numbers below 1e15 are exact, and
+// (12345.6 at 4 digits is "12346"), whole numbers up to 2^53 are exact, and
 // others from 1e9 up are scientific ("1.235e+09").
 std::string number_text(double v, int digits);
 

@@ -32,6 +32,8 @@ TEST(NumberText, ReadableLayoutFixedPointInARangeScientificOutside) {
   EXPECT_EQ(number_text(1500000000.0), "1500000000");  // whole: every digit
   EXPECT_EQ(number_text(1500000000.5), "1.5000000005e+09");
   EXPECT_EQ(number_text(1.5e20), "1.5e+20");
+  EXPECT_EQ(number_text(9007199254740992.0), "9007199254740992");  // 2^53: config ranges print it
+  EXPECT_EQ(number_text(1e16), "1e+16");
   EXPECT_EQ(number_text(2.5e-7), "2.5e-07");
   EXPECT_EQ(number_text(123456.5), "123456.5");
   EXPECT_EQ(number_text(-0.0), "-0");
