@@ -4,20 +4,81 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 
 namespace moonseed::base {
 
-std::string number_text(double v) {
-  char buffer[40];
-  if (v == std::floor(v) && std::fabs(v) < 1e15) {
-    std::snprintf(buffer, sizeof buffer, "%.0f", v);
-    return buffer;
+namespace {
+
+// Fixed point from -5 up to this decimal exponent (exclusive), scientific outside.
+constexpr int kFixedBelowExponent = 9;
+constexpr int kFixedFromExponent = -5;
+
+// `v` with `digits` significant digits, laid out as number_text says.
+std::string layout(double v, int digits) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%.*e", digits - 1, v);
+  const char* e = std::strchr(buffer, 'e');
+  const int exponent = std::atoi(e + 1);
+  if (exponent >= kFixedFromExponent && exponent < kFixedBelowExponent) {
+    std::snprintf(buffer, sizeof buffer, "%.*f", std::max(digits - 1 - exponent, 0), v);
+    std::string text = buffer;
+    if (text.find('.') != std::string::npos) {
+      text.erase(text.find_last_not_of('0') + 1);
+      if (text.back() == '.') text.pop_back();
+    }
+    return text;
   }
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", precision, v);
-    if (std::strtod(buffer, nullptr) == v) break;
+  std::string mantissa(static_cast<const char*>(buffer), e);
+  if (mantissa.find('.') != std::string::npos) {
+    mantissa.erase(mantissa.find_last_not_of('0') + 1);
+    if (mantissa.back() == '.') mantissa.pop_back();
   }
+  return mantissa + e;
+}
+
+std::string non_finite_text(double v) {
+  if (std::isnan(v)) return "nan";
+  return v > 0 ? "inf" : "-inf";
+}
+
+// Every whole number up to 2^53 is a double; beyond, neighbours are more than 1 apart.
+bool whole_and_exact(double v) { return v == std::floor(v) && std::fabs(v) <= 9007199254740992.0; }
+
+std::string whole_text(double v) {
+  char buffer[24];
+  std::snprintf(buffer, sizeof buffer, "%.0f", v);
   return buffer;
+}
+
+// The fewest digits whose text reads back as `v` through `read`.
+template <typename T, typename Read>
+std::string shortest(T v, Read read) {
+  if (!std::isfinite(v)) return non_finite_text(v);
+  if (whole_and_exact(v)) return whole_text(v);
+  for (int digits = 1; digits < std::numeric_limits<T>::max_digits10; ++digits) {
+    std::string text = layout(v, digits);
+    if (read(text.c_str()) == v) return text;
+  }
+  return layout(v, std::numeric_limits<T>::max_digits10);
+}
+
+}  // namespace
+
+std::string number_text(double v) {
+  return shortest(v, [](const char* text) { return std::strtod(text, nullptr); });
+}
+
+std::string float_text(float v) {
+  // Read back as a float, not through a double: that could round twice.
+  return shortest(v, [](const char* text) { return std::strtof(text, nullptr); });
+}
+
+std::string number_text(double v, int digits) {
+  if (!std::isfinite(v)) return non_finite_text(v);
+  if (whole_and_exact(v)) return whole_text(v);
+  return layout(v, std::clamp(digits, 1, 17));
 }
 
 namespace {

@@ -12,9 +12,21 @@
 
 namespace moonseed::base {
 
-// The shortest text that reads back as `v`: "0.1", "3", "1e-05"; "nan",
-// "inf", "-inf" for non-finite values. For messages and JSON numbers.
+// The one number format of everything Moonseed prints: the shortest text that
+// reads back as exactly `v`, written the way people read numbers.
+//   whole numbers up to 2^53: every digit, no fraction ("-500", "3", "1500000000")
+//   others with 1e-5 <= |v| < 1e9: fixed point ("21.5", "0.000123", "0.00001")
+//   others: scientific ("1.5e+20", "2.5e-07", "1.0000000005e+09")
+// "nan", "inf", "-inf" for non-finite values (callers that write JSON or Lua
+// put their own words there). For messages, tables and JSON numbers.
 std::string number_text(double v);
+// The same layout for a float: the fewest digits that read back as that float.
+std::string float_text(float v);
+// `v` rounded to `digits` significant digits (1 to 17) for a line a person
+// reads, trailing zeros dropped; in fixed point every integer digit stays
+// (12345.6 at 4 digits is "12346"), whole numbers up to 2^53 are exact, and
+// others from 1e9 up are scientific ("1.235e+09").
+std::string number_text(double v, int digits);
 
 // A JSON string literal: quotes, backslashes and control characters escaped
 // (\n, \r, \t, \u00XX); other bytes as they are.

@@ -4,11 +4,17 @@
 // it starts in milliseconds and a restarted actor rejoins at once.
 // `moonseed actor ARGS...` runs it with the same arguments.
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
+#include "cli/build_info.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
+  if (argc == 2 && (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version"))) {
+    std::printf("moonseed-actor %s\n", moonseed::cli::build_text().c_str());
+    return 0;
+  }
   try {
     return moonseed::cli::actor_command(moonseed::cli::Args(argv + 1, argv + argc));
   } catch (const std::exception& e) {

@@ -1,11 +1,12 @@
 // moonseed-engine: the commands that use LibTorch or the engine's Lua API
-// (run, script, repl, attach, ctl). `moonseed` (cli/main.cc) execs it with
+// (run, script, repl, attach, ctl, version). `moonseed` (cli/main.cc) execs it with
 // the same arguments; it is not meant to be called by hand.
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string command = argv[1];
+  if (command == "--version" || command == "version") return moonseed::cli::version_command();
   moonseed::cli::Args args(argv + 2, argv + argc);
   try {
     if (command == "run") return moonseed::cli::run_command(args);

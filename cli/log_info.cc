@@ -131,11 +131,8 @@ std::string info_text(const ex::LogReader& reader, const LogSummary& sum) {
   add("actors", actors);
   add("wall time",
       sum.first_time ? format_wall_time(*sum.first_time) + " .. " + format_wall_time(*sum.last_time) : "-");
-  char bytes[128];
-  std::snprintf(bytes, sizeof bytes, "%llu raw, %llu on disk, compression ratio %.2f",
-                static_cast<unsigned long long>(sum.bytes_raw),
-                static_cast<unsigned long long>(sum.bytes_disk), sum.ratio());
-  add("bytes", bytes);
+  add("bytes", std::to_string(sum.bytes_raw) + " raw, " + std::to_string(sum.bytes_disk) +
+                   " on disk, compression ratio " + base::number_text(sum.ratio(), 3));
   add("problems", sum.problems.empty() ? "none" : std::to_string(sum.problems.size()));
   for (const ex::LogProblem& p : sum.problems) out += "  " + p.message + "\n";
   return out;

@@ -9,6 +9,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "base/text.h"
+
 namespace moonseed::cli {
 namespace {
 
@@ -27,22 +29,16 @@ int read_digits(const std::string& text, size_t& pos, size_t count) {
   return v;
 }
 
+// JSON's words for what base::number_text calls nan and inf: Python's json module reads them.
 template <typename T>
 std::string shortest(T v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  char buf[40];
-  for (int digits = 1; digits <= std::numeric_limits<T>::max_digits10; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(v));
-    T back;
-    if constexpr (std::is_same_v<T, float>) {
-      back = std::strtof(buf, nullptr);  // not via double: that could round twice
-    } else {
-      back = std::strtod(buf, nullptr);
-    }
-    if (back == v) break;
+  if constexpr (std::is_same_v<T, float>) {
+    return base::float_text(v);
+  } else {
+    return base::number_text(v);
   }
-  return buf;
 }
 
 template <typename T>

@@ -33,8 +33,8 @@ std::string json_string(const std::string& s);
 // "true" or "false".
 const char* json_bool(bool b);
 
-// The fewest significant digits that read back as exactly `v` ("0.1", "-0",
-// "1e+20"); NaN and infinities as Python's json module writes them: NaN,
+// base::number_text: the fewest digits that read back as exactly `v`, fixed
+// point in a readable range ("0.1", "-500", "-0", "1e+20"); NaN and infinities as Python's json module writes them: NaN,
 // Infinity, -Infinity.
 std::string shortest_text(float v);
 std::string shortest_text(double v);

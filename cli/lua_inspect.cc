@@ -63,6 +63,7 @@ class PrettyPrinter {
         return base::lua_quote(std::string(s, length));
       }
       case LUA_TTABLE: return table(index, depth, indent);
+      case LUA_TNUMBER: return base::number_text(lua_tonumber(L_, index));  // as ctl status and the logs write it
       default: return lua_tostring_of(L_, index);
     }
   }

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/text.h"
+
 namespace moonseed::cli {
 
 Progress::Progress(bool enabled) : enabled_(enabled), tty_(::isatty(STDERR_FILENO) != 0) {
@@ -41,10 +43,7 @@ std::string format_count(double v) {
 }
 
 std::string format_number(double v) {
-  if (!std::isfinite(v)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
+  return std::isfinite(v) ? base::number_text(v, 4) : "-";
 }
 
 void Progress::update(double elapsed_s, const engine::LearnerStats& s, double fps,

@@ -38,6 +38,8 @@ class Progress {
 
 // 1234567 -> "1.23M", 0.5 -> "0.5", NaN -> "-".
 std::string format_count(double v);
+// base::number_text at 4 significant digits: -500 -> "-500", 21.53333 -> "21.53",
+// 0.000123 -> "0.000123"; NaN -> "-".
 std::string format_number(double v);
 
 }  // namespace moonseed::cli

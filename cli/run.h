@@ -63,6 +63,7 @@ struct RunOptions {
   bool quiet = false;                  // no progress line
   bool watch = true;                   // hot reload on saving the script
   std::string announce;                // a file to write the run directory's path to
+  bool log_in_run_dir = false;         // stdout and stderr to RUN_DIR/run.log once it exists
   std::string auth_token_file;         // the token actors must present (else $MOONSEED_AUTH_TOKEN)
   bool insecure = false;               // listen beyond this host without a token
 };

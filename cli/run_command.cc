@@ -12,7 +12,7 @@ namespace {
 
 const char* kHelp =
     "usage: moonseed run SCRIPT.lua [key=value...] [--quiet] [--no-watch] [--announce FILE]\n"
-    "                    [--auth-token-file FILE] [--insecure]\n"
+    "                    [--auth-token-file FILE] [--insecure] [--log-in-run-dir]\n"
     "       moonseed run --resume RUN_DIR [key=value...] [same options]\n"
     "\n"
     "Trains the experiment the script declares: a learner in this process and\n"
@@ -37,7 +37,8 @@ const char* kHelp =
     "Control: the run serves RUN_DIR/control.sock; `moonseed ctl RUN_DIR status`,\n"
     "`moonseed attach RUN_DIR` (a console) or ms.attach in `moonseed repl` talk to it.\n"
     "--announce FILE writes the run directory's path to FILE once it exists\n"
-    "(how ms.start finds the run it started).\n"
+    "(how ms.start finds the run it started). --log-in-run-dir sends stdout and\n"
+    "stderr to RUN_DIR/run.log from the moment the run directory exists.\n"
     "\n"
     "With a token (the first line of --auth-token-file FILE, else\n"
     "$MOONSEED_AUTH_TOKEN) actors must present the same one; local actors get it\n"
@@ -66,6 +67,8 @@ RunOptions parse(const Args& args) {
       throw std::invalid_argument(auth_token_on_command_line_message());
     } else if (a == "--insecure") {
       out.insecure = true;
+    } else if (a == "--log-in-run-dir") {
+      out.log_in_run_dir = true;
     } else if (a == "--announce") {
       if (i + 1 >= args.size()) throw std::invalid_argument("--announce needs a file");
       out.announce = args[++i];

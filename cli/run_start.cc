@@ -1,10 +1,14 @@
 // `moonseed run`, starting: the run directory and its protection, the
 // learner (restored, warm-started, recording), the rpc server and local
 // actors, the control socket. cli/run.cc runs and ends it.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
@@ -18,6 +22,7 @@
 #include "cli/run.h"
 #include "cli/run_control.h"
 #include "cli/run_report.h"
+#include "cli/version.h"
 #include "engine/learner/learner.h"
 #include "rpc/address.h"
 #include "rpc/control_socket.h"
@@ -55,6 +60,19 @@ void save_sources(const engine::RunDirectory& dir, const std::vector<scripts::Sc
   }
   dir.write_file_atomic("sources/SHA256SUMS", scripts::sources_manifest(copies));
   dir.write_file_atomic("sources/ORIGINS", origins);
+}
+
+// From here on, stdout and stderr (this process's and its children's) append
+// to `path`: a run started in the background keeps its output beside its results.
+void send_output_to(const std::string& path) {
+  std::cout.flush();
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+  ::dup2(fd, STDOUT_FILENO);
+  ::dup2(fd, STDERR_FILENO);
+  ::close(fd);
 }
 
 // Writes RUN_DIR/name for whoever looks for it later, or says what missing it
@@ -140,6 +158,14 @@ void Run::open_run_directory() {
   } else {
     write_or_warn(*dir_, "config.lua", scripts::to_lua(cfg_),
                   "config.lua keeps the config from before, without this resume's overrides");
+  }
+  if (options_.log_in_run_dir) send_output_to(dir_->path() + "/run.log");
+  // The engine that produced the run's results; a resume writes the one that continues them.
+  const std::string engine = engine_json(engine_info(cfg_.inference.device));
+  if (options_.resume_dir.empty()) {
+    dir_->write_file_atomic("engine.json", engine);
+  } else {
+    write_or_warn(*dir_, "engine.json", engine, "engine.json names the engine of the run's previous start");
   }
 }
 

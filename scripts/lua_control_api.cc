@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -129,6 +130,16 @@ int sleep_for(lua_State* L) {
   return 0;
 }
 
+int private_dir(lua_State* L) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/" + luaL_checkstring(L, 1) + "-XXXXXX";
+  if (::mkdtemp(path.data()) == nullptr) {
+    return luaL_error(L, "cannot create a directory like %s: %s", path.c_str(), std::strerror(errno));
+  }
+  lua_pushlstring(L, path.data(), path.size());
+  return 1;
+}
+
 int open_control_core(lua_State* L) {
   if (luaL_newmetatable(L, kControlMetatable)) {
     lua_newtable(L);
@@ -144,7 +155,8 @@ int open_control_core(lua_State* L) {
   const luaL_Reg functions[] = {
       {"connect", cpp_function<connect>}, {"spawn", cpp_function<spawn>},
       {"status", cpp_function<status>},   {"binary", cpp_function<binary>},
-      {"sleep", cpp_function<sleep_for>}, {nullptr, nullptr},
+      {"sleep", cpp_function<sleep_for>}, {"private_dir", cpp_function<private_dir>},
+      {nullptr, nullptr},
   };
   lua_newtable(L);
   luaL_register(L, nullptr, functions);

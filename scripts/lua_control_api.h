@@ -12,6 +12,9 @@
 //   core.status(pid)                  -> "running" | "exited", code (reaps the child)
 //   core.binary()                     -> path of the running moonseed binary
 //   core.sleep(seconds)
+//   core.private_dir(prefix)          -> a new empty directory, mode 0700, under $TMPDIR
+//                                        (else /tmp) named PREFIX-XXXXXX: unique, so two
+//                                        consoles never share one; errors naming why not
 //
 // Thread-safety: one Lua state per thread.
 #pragma once

@@ -19,10 +19,7 @@ namespace moonseed::engine {
 MetricsRow& MetricsRow::add(const std::string& key, double value) {
   std::string encoded = "null";
   if (std::isfinite(value)) {
-    char buf[32];
-    // 10 significant digits: exact for counters below 1e10, plenty for losses.
-    std::snprintf(buf, sizeof buf, "%.10g", value);
-    encoded = buf;
+    encoded = base::number_text(value);  // reads back exactly; counters stay whole numbers
   }
   fields_.emplace_back(key, std::move(encoded));
   return *this;

@@ -18,10 +18,52 @@ TEST(NumberText, WholeNumbersHaveNoFraction) {
 
 TEST(NumberText, FractionsAreTheShortestTextThatReadsBackExactly) {
   EXPECT_EQ(number_text(0.1), "0.1");
-  EXPECT_EQ(number_text(1e-5), "1e-05");
+  EXPECT_EQ(number_text(1e-5), "0.00001");
   EXPECT_EQ(number_text(2.5e-4), "0.00025");
   for (double v : {0.1 + 0.2, 1.0 / 3.0, 6e-4, 3.141592653589793, -7.25e-300}) {
     EXPECT_EQ(std::strtod(number_text(v).c_str(), nullptr), v) << number_text(v);
+  }
+}
+
+TEST(NumberText, ReadableLayoutFixedPointInARangeScientificOutside) {
+  EXPECT_EQ(number_text(-500.0), "-500");  // was "-5e+02" in `moonseed log ls`
+  EXPECT_EQ(number_text(21.5), "21.5");
+  EXPECT_EQ(number_text(0.000123), "0.000123");
+  EXPECT_EQ(number_text(1500000000.0), "1500000000");  // whole: every digit
+  EXPECT_EQ(number_text(1500000000.5), "1.5000000005e+09");
+  EXPECT_EQ(number_text(1.5e20), "1.5e+20");
+  EXPECT_EQ(number_text(9007199254740992.0), "9007199254740992");  // 2^53: config ranges print it
+  EXPECT_EQ(number_text(1e16), "1e+16");
+  EXPECT_EQ(number_text(2.5e-7), "2.5e-07");
+  EXPECT_EQ(number_text(123456.5), "123456.5");
+  EXPECT_EQ(number_text(-0.0), "-0");
+}
+
+TEST(NumberText, FloatsUseTheFewestDigitsThatReadBackAsTheFloat) {
+  EXPECT_EQ(float_text(0.1f), "0.1");
+  EXPECT_EQ(float_text(-500.0f), "-500");
+  EXPECT_EQ(float_text(1e-7f), "1e-07");
+  EXPECT_EQ(float_text(1.0f / 3.0f), "0.33333334");
+  for (float v : {1.0f / 3.0f, 3.14159274f, -2.5e-30f, 16777216.0f}) {
+    EXPECT_EQ(std::strtof(float_text(v).c_str(), nullptr), v) << float_text(v);
+  }
+}
+
+TEST(NumberText, RoundedToSignificantDigitsForPeople) {
+  EXPECT_EQ(number_text(21.533333333333335, 4), "21.53");
+  EXPECT_EQ(number_text(-500.0, 4), "-500");
+  EXPECT_EQ(number_text(0.000123456, 3), "0.000123");
+  EXPECT_EQ(number_text(12345.6, 4), "12346");  // integer digits are never rounded away
+  EXPECT_EQ(number_text(1.5e9 + 0.5, 4), "1.5e+09");
+  EXPECT_EQ(number_text(1234567891.25, 4), "1.235e+09");
+  EXPECT_EQ(number_text(9.99996, 4), "10");
+  EXPECT_EQ(number_text(0.5, 4), "0.5");
+  EXPECT_EQ(number_text(std::numeric_limits<double>::quiet_NaN(), 4), "nan");
+}
+
+TEST(NumberText, EveryLayoutReadsBackExactly) {
+  for (double v : {1e-300, 9.999999e-6, 1e-5, 0.1 + 0.2, 99999.99999, 999999999.5, 1e9 + 0.25, 1e15, 1e16, 1.7976931348623157e308}) {
+    for (double s : {v, -v}) EXPECT_EQ(std::strtod(number_text(s).c_str(), nullptr), s) << number_text(s);
   }
 }
 

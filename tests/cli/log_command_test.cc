@@ -497,6 +497,28 @@ TEST(LogLs, TextHasOneLinePerEpisodeAndFiltersByActorAndEpisode) {
   EXPECT_EQ(episode8[0]["return"].number(), 4.25);
 }
 
+TEST(LogLs, ReturnsPrintAsPeopleWriteThem) {
+  // Episode 10 is one step: its reward is its return.
+  const std::string dir = fresh_dir();
+  ex::Record rec = known_record(5);
+  rec.columns[2].clear();
+  put<float>(rec.columns[2], -500.0f);  // printed "-5e+02" before the one number format
+  ex::WriterOptions options;
+  options.directory = dir + "/experience";
+  ex::LogWriter writer(known_schema(), options);
+  ASSERT_TRUE(writer.append(std::move(rec)));
+  writer.close();
+
+  const Output text = moonseed({"log", "ls", dir});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("        1           -500 terminated "), std::string::npos) << text.out;
+  const Output json = moonseed({"log", "ls", dir, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"return\":-500,"), std::string::npos) << json.out;
+  const Output cat = moonseed({"log", "cat", dir});
+  EXPECT_NE(cat.out.find("\"reward\":-500"), std::string::npos) << cat.out;
+}
+
 // ---- cat ----
 
 // Checks one `cat` line against step t of record r.

@@ -2,6 +2,8 @@
 // pruning of `moonseed run`, on plain values (no learner, no LibTorch).
 #include "cli/run_report.h"
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "cli/progress.h"
 
 namespace moonseed::cli {
 namespace {
@@ -103,6 +107,26 @@ TEST(AddCounters, WritesEveryCounterAndTheAlgorithmsMetrics) {
   // Without evaluation envs or recording, their keys are absent.
   EXPECT_FALSE(has_key(json, "eval_episodes")) << json;
   EXPECT_FALSE(has_key(json, "record_steps")) << json;
+}
+
+TEST(AddCounters, NumbersReadBackExactlyAndCountersStayWhole) {
+  // Was %.10g: 1.2345678901e+10 frames and a third cut to 10 digits.
+  engine::LearnerStats s = stats(12345678901, 3, 1.0 / 3.0);
+  engine::MetricsRow row;
+  add_counters(row, s, false);
+  const std::string json = row.to_json();
+  EXPECT_NE(json.find("\"frames\": 12345678901,"), std::string::npos) << json;
+  const size_t at = json.find("\"return_mean\": ");
+  ASSERT_NE(at, std::string::npos) << json;
+  EXPECT_EQ(std::strtod(json.c_str() + at + 15, nullptr), 1.0 / 3.0) << json;
+}
+
+TEST(ProgressNumbers, FourSignificantDigitsWithoutScientificNotationInTheUsualRange) {
+  EXPECT_EQ(format_number(-500), "-500");
+  EXPECT_EQ(format_number(21.533333), "21.53");
+  EXPECT_EQ(format_number(12345.6), "12346");  // was 1.235e+04
+  EXPECT_EQ(format_number(0.000123456), "0.0001235");
+  EXPECT_EQ(format_number(std::nan("")), "-");
 }
 
 TEST(AddCounters, EvaluationEnvsAndNaN) {

@@ -150,28 +150,36 @@ function M.attach(where)
   return self
 end
 
-local started = 0
+-- Removes the private directory ms.start made and the files it holds.
+local function remove_scratch(scratch, files)
+  for _, f in ipairs(files) do os.remove(f) end
+  os.remove(scratch)
+end
 
 -- Starts `moonseed run SCRIPT` in the background (its own session: it goes on
 -- when the console ends) and attaches to it once its control socket answers.
 -- `overrides`: a list {"k=v", ...} or a map {["optimizer.lr"] = 3e-4, ...}.
--- Its output goes to a log file (run.log).
+-- Its output goes to RUN_DIR/run.log (run.log), from the moment the run
+-- directory exists; what it printed before that (warnings while loading) is
+-- printed here, and an error before it started is this function's error.
 function M.start(script, overrides, opts)
   if type(script) ~= "string" then error("ms.start expects a script path, got " .. type(script), 2) end
   opts = opts or {}
-  started = started + 1
-  local tag = ("/tmp/moonseed-start-%d-%d-%d"):format(os.time(), started, math.random(1, 1e9))
-  local announce, log = tag .. ".dir", tag .. ".log"
-  local argv = { core.binary(), "run", script, "--quiet", "--announce", announce }
+  -- A fresh private directory for the two files needed until the run directory
+  -- exists: unique (mkdtemp), so runs started from two consoles never share one.
+  local scratch = core.private_dir("moonseed-start")
+  local announce, early = scratch .. "/run-dir", scratch .. "/output"
+  local argv = { core.binary(), "run", script, "--quiet", "--announce", announce, "--log-in-run-dir" }
   for k, v in pairs(overrides or {}) do
     argv[#argv + 1] = type(k) == "number" and v or (k .. "=" .. value_text(v))
   end
-  local pid = core.spawn(argv, log)
+  local pid = core.spawn(argv, early)
   local waited, limit = 0, opts.timeout_s or 120
   while true do
     local state, code = core.status(pid)
     if state == "exited" then
-      local text = read_file(log) or ""
+      local text = read_file(early) or ""
+      remove_scratch(scratch, { announce, early })
       error(("the run exited with code %s before it started:\n%s"):format(tostring(code), text), 2)
     end
     local dir = read_file(announce)
@@ -179,12 +187,16 @@ function M.start(script, overrides, opts)
       dir = dir:gsub("%s+$", "")
       local ok, run = pcall(M.attach, dir)
       if ok then
-        os.remove(announce)
-        run.pid, run.log = pid, log
+        local text = read_file(early) or ""
+        remove_scratch(scratch, { announce, early })
+        if text ~= "" then io.write(text) end
+        run.pid, run.log = pid, dir .. "/run.log"
         return run
       end
     end
-    if waited >= limit then error(("the run did not open its control socket within %d s (log: %s)"):format(limit, log), 2) end
+    if waited >= limit then
+      error(("the run did not open its control socket within %d s (its output so far: %s)"):format(limit, early), 2)
+    end
     core.sleep(0.05)
     waited = waited + 0.05
   end
