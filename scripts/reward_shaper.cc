@@ -294,10 +294,12 @@ void RewardShaper::advance(Slot& s, const GroupStep& step) const {
     s.env.resize(n);
     s.steps.resize(n);
   }
+  if (fresh || s.env[0] != step.first_env) {
+    for (size_t i = 0; i < n; ++i) s.env[i] = step.first_env + static_cast<int32_t>(i);
+  }
   const size_t bytes = obs_bytes(1);
   const auto* obs = static_cast<const uint8_t*>(step.obs);
   for (size_t i = 0; i < n; ++i) {
-    s.env[i] = step.first_env + static_cast<int32_t>(i);
     if (fresh || step.first[i]) {
       s.steps[i] = 0;
       std::memcpy(&s.prev_obs[i * bytes], obs + i * bytes, bytes);
