@@ -121,9 +121,9 @@ class RewardShaper {
   const std::string& position(int slot) const;
 
   // Runs `function` once, as an actor's first step of one env would (n = 1,
-  // reward 0, no flags, env 0, step 0, prev_obs = obs, `obs`: one observation of `obs_size` elements), in a
-  // fresh state with the JIT off, the memory cap and a time limit of
-  // `time_s`. "" when it returns, else what shape() would report
+  // reward 0, no flags, env 0, step 0, `obs`: one observation of `obs_size`
+  // elements, prev_obs the same), in a fresh state with the JIT off, the
+  // memory cap and a time limit of `time_s`. "" when it returns, else what shape() would report
   // ("reward_shaping failed at exp.lua:12: ...") or the compile error.
   static std::string trial_error(const engine::RewardShapingConfig& function, Observations observations,
                                  int64_t obs_size, const void* obs, double time_s);
