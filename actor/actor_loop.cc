@@ -220,6 +220,18 @@ class Actor {
     // A connection starts the learner's unrolls afresh: a boundary.
     group.steps = 0;
     if (!group.configured || group.config_version != latest_version_) configure(group);
+    // The hook sees every observation, these too (their rewards are 0 and unused),
+    // so it knows each env's observation before its first action.
+    hook_step(group);
+  }
+
+  // The hook's turn at the group's step, before its batch goes out.
+  void hook_step(EnvGroup& group) {
+    if (!options_.hook) return;
+    rpc::StepBatch& b = group.batch;
+    const uint32_t first_env = static_cast<uint32_t>(actor_id_) * welcome_.num_envs + group.begin;
+    report(group, options_.hook->on_step(index_of(group), group.count, first_env, b.rewards.data(),
+                                         b.observations.data(), b.flags.data()));
   }
 
   bool step_group(EnvGroup& group, const rpc::ActionBatch& actions) {
@@ -245,11 +257,7 @@ class Actor {
       group.ended[i] = r.terminated || r.truncated;
     }
     ++group.steps;
-    rpc::StepBatch& b = group.batch;
-    if (options_.hook) {
-      report(group, options_.hook->on_step(index_of(group), group.count, b.rewards.data(), b.observations.data(),
-                                           b.flags.data()));
-    }
+    hook_step(group);
     // These rewards close the previous unroll; the new config shapes the next one.
     if (group.config_version != latest_version_ && (unroll_length_ == 0 || group.steps % unroll_length_ == 0)) {
       configure(group);

@@ -43,13 +43,16 @@ class GroupHook {
   // Returns "" or a problem for the learner's operator (the actor logs it and
   // sends it as an ActorNotice); the group then keeps what it ran before.
   virtual std::string apply_config(uint32_t group, uint64_t config_version, const std::string& payload) = 0;
-  // The group's `count` envs stepped; before their StepBatch goes out the hook
-  // may rewrite `rewards` (count). `observations`: count observations of the
-  // spec, env-major, those the rewards came with; `flags`: envs::StepFlag bits.
+  // The group's `count` envs stepped (or were reset when a connection
+  // started: every flag kFirst); before their StepBatch goes out the hook
+  // may rewrite `rewards` (count). `first_env`: the learner's number of the
+  // group's first env (actor id x envs per actor + its index in the actor),
+  // the others follow. `observations`: count observations of the spec,
+  // env-major, those the rewards came with; `flags`: envs::StepFlag bits.
   // Returns "" or a problem as above; either way `rewards` then hold what
   // goes out (a failing hook must not leave them half written).
-  virtual std::string on_step(uint32_t group, uint32_t count, float* rewards, const uint8_t* observations,
-                              const uint8_t* flags) = 0;
+  virtual std::string on_step(uint32_t group, uint32_t count, uint32_t first_env, float* rewards,
+                              const uint8_t* observations, const uint8_t* flags) = 0;
 };
 
 struct ActorOptions {

@@ -10,7 +10,8 @@
 //            watchdog (RewardShaper::Arrays::kUnchecked); "checked/raw" is the
 //            ratio of the two per env-step, measured in the same run.
 // Both Lua variants include what the actor's hook does per step (splitting the
-// wire flags into terminated and truncated arrays). Variants alternate in
+// wire flags into first, terminated and truncated arrays) and what the shaper
+// keeps per step for prev_obs and step (a copy of the observations). Variants alternate in
 // short slices so machine noise hits them alike; each figure is the fastest of
 // its slices (noise from other processes only ever adds time). Goal: at most
 // 50 ns per env-step added by the example.
@@ -58,6 +59,7 @@ class Group {
     obs_.resize(static_cast<size_t>(n * obs_size_));
     rewards_.assign(static_cast<size_t>(n), 0.f);
     flags_.assign(static_cast<size_t>(n), 0);
+    first_.assign(static_cast<size_t>(n), 0);
     terminated_.assign(static_cast<size_t>(n), 0);
     truncated_.assign(static_cast<size_t>(n), 0);
     ended_.assign(static_cast<size_t>(n), 0);
@@ -97,12 +99,14 @@ class Group {
     if (!shaper_) return;
     for (int i = 0; i < n_; ++i) {
       const auto k = static_cast<size_t>(i);
+      first_[k] = (flags_[k] & envs::kFirst) ? 1 : 0;
       terminated_[k] = (flags_[k] & envs::kTerminated) ? 1 : 0;
       truncated_[k] = (flags_[k] & envs::kTruncated) ? 1 : 0;
     }
     if (watchdog_ != nullptr) watchdog_->begin(shaper_->position(0));
-    const std::string error =
-        shaper_->shape(0, n_, rewards_.data(), obs_.data(), terminated_.data(), truncated_.data());
+    const std::string error = shaper_->shape(0, scripts::RewardShaper::GroupStep{n_, 0, rewards_.data(), obs_.data(),
+                                                                                first_.data(), terminated_.data(),
+                                                                                truncated_.data()});
     if (watchdog_ != nullptr) watchdog_->end();
     if (!error.empty()) {
       std::fprintf(stderr, "shaping_bench: %s\n", error.c_str());
@@ -124,7 +128,7 @@ class Group {
   std::vector<std::unique_ptr<envs::Env>> envs_;
   std::vector<float> obs_;
   std::vector<float> rewards_;
-  std::vector<uint8_t> flags_, terminated_, truncated_, ended_;
+  std::vector<uint8_t> flags_, first_, terminated_, truncated_, ended_;
   std::unique_ptr<scripts::RewardShaper> shaper_;
   scripts::CallWatchdog* watchdog_;
 };

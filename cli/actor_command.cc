@@ -24,8 +24,8 @@ constexpr int kExitShapingHung = 5;
 
 // Reward shaping written in Lua (scripts/reward_shaper.h, one LuaJIT state for
 // the process), plugged into the actor loop, which knows neither Lua nor the
-// payload: decodes the learner's boundary config and hands the function the
-// wire flags as two arrays. Every call into Lua runs under a watchdog: one
+// payload: decodes the learner's boundary config and hands the shaper the
+// wire flags as three arrays. Every call into Lua runs under a watchdog: one
 // that does not return within kShapingCallLimitS ends the process with
 // kExitShapingHung, after a line in the actor's log naming the function.
 class LuaRewardShaping final : public actor::GroupHook {
@@ -49,19 +49,22 @@ class LuaRewardShaping final : public actor::GroupHook {
     return shaper_->install(static_cast<int>(group), config->reward_shaping);
   }
 
-  std::string on_step(uint32_t group, uint32_t count, float* rewards, const uint8_t* observations,
-                      const uint8_t* flags) override {
+  std::string on_step(uint32_t group, uint32_t count, uint32_t first_env, float* rewards,
+                      const uint8_t* observations, const uint8_t* flags) override {
     Flags& f = flags_[group];
-    f.terminated.resize(count);  // same count every step: no allocation after the first
+    f.first.resize(count);  // same count every step: no allocation after the first
+    f.terminated.resize(count);
     f.truncated.resize(count);
     for (uint32_t i = 0; i < count; ++i) {
+      f.first[i] = (flags[i] & envs::kFirst) ? 1 : 0;
       f.terminated[i] = (flags[i] & envs::kTerminated) ? 1 : 0;
       f.truncated[i] = (flags[i] & envs::kTruncated) ? 1 : 0;
     }
     const int slot = static_cast<int>(group);
     watchdog_.begin(shaper_->position(slot));
-    std::string problem = shaper_->shape(slot, static_cast<int>(count), rewards, observations,
-                                         f.terminated.data(), f.truncated.data());
+    std::string problem = shaper_->shape(
+        slot, scripts::RewardShaper::GroupStep{static_cast<int>(count), static_cast<int32_t>(first_env), rewards,
+                                               observations, f.first.data(), f.terminated.data(), f.truncated.data()});
     watchdog_.end();
     return problem;
   }
@@ -81,7 +84,7 @@ class LuaRewardShaping final : public actor::GroupHook {
 
   scripts::CallWatchdog watchdog_;
   struct Flags {
-    std::vector<uint8_t> terminated, truncated;
+    std::vector<uint8_t> first, terminated, truncated;
   };
   std::unique_ptr<scripts::RewardShaper> shaper_;
   std::vector<Flags> flags_;  // per group

@@ -20,6 +20,7 @@ local cast, metatype, new, typeof = ffi.cast, ffi.metatype, ffi.new, ffi.typeof
 local reward_t = typeof("float *")
 local obs_t = typeof(obs_ctype)
 local flags_t = typeof("const uint8_t *")
+local index_t = typeof("const int32_t *")
 local G, ipairs, pairs, type, error, tostring, format = _G, ipairs, pairs, type, error, tostring, string.format
 
 local base = { "assert", "error", "getmetatable", "ipairs", "next", "pairs", "pcall", "print",
@@ -80,39 +81,44 @@ local function checked_array(name, ctype, writable)
   return array, set
 end
 
--- Per slot: its four arrays, made once and pointed at the buffers when they change.
+-- Per slot: its arrays, made once and pointed at the buffers when they change.
+-- In the order of the function's arguments after obs_size: each with its name,
+-- its C type, writable or not, and its count per env (0: obs_size).
+local arrays = {
+  { "reward", reward_t, true, 1 },
+  { "obs", obs_t, false, 0 },
+  { "terminated", flags_t, false, 1 },
+  { "truncated", flags_t, false, 1 },
+  { "prev_obs", obs_t, false, 0 },
+  { "env", index_t, false, 1 },
+  { "step", index_t, false, 1 },
+}
 local bound = {}
-local function bind(slot, reward, obs, terminated, truncated)
-  local b = bound[slot]
+local function bind(slot, ...)
+  local pointers = { ... }
   if not checked then
-    bound[slot] = { cast(reward_t, reward), cast(obs_t, obs), cast(flags_t, terminated), cast(flags_t, truncated) }
+    local b = {}
+    for k, a in ipairs(arrays) do b[k] = cast(a[2], pointers[k]) end
+    bound[slot] = b
     return
   end
+  local b = bound[slot]
   if not b then
     b = { n = -1, sets = {} }
-    b[1], b.sets[1] = checked_array("reward", reward_t, true)
-    b[2], b.sets[2] = checked_array("obs", obs_t, false)
-    b[3], b.sets[3] = checked_array("terminated", flags_t, false)
-    b[4], b.sets[4] = checked_array("truncated", flags_t, false)
+    for k, a in ipairs(arrays) do b[k], b.sets[k] = checked_array(a[1], a[2], a[3]) end
     bound[slot] = b
   end
-  b.sets[1](reward, 0)
-  b.sets[2](obs, 0)
-  b.sets[3](terminated, 0)
-  b.sets[4](truncated, 0)
+  for k = 1, #arrays do b.sets[k](pointers[k], 0) end
   b.n = -1
 end
 
 local function call(fn, slot, n, obs_size)
   local b = bound[slot]
   if checked and b.n ~= n then
-    b.sets[1](nil, n)
-    b.sets[2](nil, n * obs_size)
-    b.sets[3](nil, n)
-    b.sets[4](nil, n)
+    for k, a in ipairs(arrays) do b.sets[k](nil, a[4] == 0 and n * obs_size or n) end
     b.n = n
   end
-  fn(n, b[1], b[2], obs_size, b[3], b[4])
+  fn(n, b[1], b[2], obs_size, b[3], b[4], b[5], b[6], b[7])
 end
 
 return environment, bind, call
@@ -147,7 +153,10 @@ LuaLimits RewardShaper::shaping_limits() {
 
 RewardShaper::RewardShaper(int slots, Observations observations, int64_t obs_size, LuaLimits limits,
                            Arrays arrays)
-    : lua_(Sandbox::kOff, limits), L_(lua_.get()), obs_size_(obs_size) {
+    : lua_(Sandbox::kOff, limits),
+      L_(lua_.get()),
+      obs_size_(obs_size),
+      element_bytes_(observations == Observations::kUInt8 ? 1 : sizeof(float)) {
   if (slots < 1 || obs_size < 1) {
     throw std::invalid_argument("RewardShaper needs slots >= 1 and obs_size >= 1, got " + std::to_string(slots) +
                                 " and " + std::to_string(obs_size));
@@ -264,34 +273,61 @@ std::string RewardShaper::install(int slot, const engine::RewardShapingConfig& f
   return "";
 }
 
-bool RewardShaper::bind(int slot, float* reward, const void* obs, const uint8_t* terminated,
-                        const uint8_t* truncated, std::string* error) {
+bool RewardShaper::bind(int slot, Slot& s, const Pointers& pointers, std::string* error) {
   lua_rawgeti(L_, LUA_REGISTRYINDEX, bind_ref_);
   lua_pushinteger(L_, slot);
-  lua_pushlightuserdata(L_, reward);
-  lua_pushlightuserdata(L_, const_cast<void*>(obs));
-  lua_pushlightuserdata(L_, const_cast<uint8_t*>(terminated));
-  lua_pushlightuserdata(L_, const_cast<uint8_t*>(truncated));
-  if (lua_pcall(L_, 5, 0, 0) != 0) {
+  for (const void* p : pointers) lua_pushlightuserdata(L_, const_cast<void*>(p));
+  if (lua_pcall(L_, 8, 0, 0) != 0) {
     *error = pop_error();
     return false;
   }
-  Slot& s = slots_[static_cast<size_t>(slot)];
-  s.bound[0] = reward;
-  s.bound[1] = obs;
-  s.bound[2] = terminated;
-  s.bound[3] = truncated;
+  std::copy(std::begin(pointers), std::end(pointers), s.bound);
   return true;
 }
 
-std::string RewardShaper::shape(int slot, int n, float* reward, const void* obs, const uint8_t* terminated,
-                                const uint8_t* truncated) {
+void RewardShaper::advance(Slot& s, const GroupStep& step) const {
+  const size_t n = static_cast<size_t>(step.n);
+  const bool fresh = s.n != step.n;
+  if (fresh) {
+    s.n = step.n;
+    s.prev_obs.resize(obs_bytes(step.n));
+    s.env.resize(n);
+    s.steps.resize(n);
+  }
+  if (fresh || s.env[0] != step.first_env) {
+    for (size_t i = 0; i < n; ++i) s.env[i] = step.first_env + static_cast<int32_t>(i);
+  }
+  const size_t bytes = obs_bytes(1);
+  const auto* obs = static_cast<const uint8_t*>(step.obs);
+  for (size_t i = 0; i < n; ++i) {
+    if (fresh || step.first[i]) {
+      s.steps[i] = 0;
+      std::memcpy(&s.prev_obs[i * bytes], obs + i * bytes, bytes);
+    } else {
+      ++s.steps[i];
+    }
+  }
+}
+
+std::string RewardShaper::shape(int slot, const GroupStep& step) {
   Slot& s = slot_at(slot, "shape");
+  if (step.n <= 0) return "";
+  advance(s, step);
+  std::string problem = run(slot, s, step);
+  std::memcpy(s.prev_obs.data(), step.obs, obs_bytes(step.n));  // the next step's prev_obs
+  return problem;
+}
+
+std::string RewardShaper::run(int slot, Slot& s, const GroupStep& step) {
   if (s.current && s.current->failed) fall_back(s);  // it failed in another slot, already reported
-  if (!s.current || n <= 0) return "";
-  if (s.bound[0] != reward || s.bound[1] != obs || s.bound[2] != terminated || s.bound[3] != truncated) {
+  if (!s.current) return "";
+  const int n = step.n;
+  float* reward = step.reward;
+  const Pointers now = {reward, step.obs, step.terminated, step.truncated, s.prev_obs.data(), s.env.data(),
+                        s.steps.data()};
+  if (!std::equal(std::begin(now), std::end(now), s.bound)) {
     std::string error;
-    if (!bind(slot, reward, obs, terminated, truncated, &error)) {
+    if (!bind(slot, s, now, &error)) {
       throw std::logic_error("RewardShaper: binding buffers failed: " + error);
     }
   }
@@ -338,8 +374,8 @@ std::string RewardShaper::trial_error(const engine::RewardShapingConfig& functio
   std::string error = probe.install(0, function);
   if (error.empty()) {
     float reward = 0;
-    const uint8_t no_flag = 0;
-    error = probe.shape(0, 1, &reward, obs, &no_flag, &no_flag);
+    const uint8_t first = 1, no_flag = 0;
+    error = probe.shape(0, GroupStep{1, 0, &reward, obs, &first, &no_flag, &no_flag});
   }
   // The probe had no function before: say what happened, not what it falls back to.
   const std::string fallback = "; running without reward shaping";

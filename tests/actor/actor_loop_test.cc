@@ -28,6 +28,7 @@ namespace {
 constexpr uint32_t kUnroll = 5;
 constexpr uint32_t kEnvs = 4;
 constexpr uint32_t kGroups = 2;
+constexpr int32_t kActorId = 3;
 
 // What the learner received from one group, in order.
 struct Received {
@@ -45,6 +46,7 @@ class ScriptedLearner : public rpc::ActorService {
     rpc::Admission a;
     a.accepted = true;
     a.welcome.run_id = "test-run";
+    a.welcome.actor_id = kActorId;
     a.welcome.env_id = "CartPole-v1";
     a.welcome.env_spec = envs::make_env("CartPole-v1", {})->spec();
     a.welcome.num_envs = kEnvs;
@@ -140,7 +142,8 @@ class MarkingHook : public GroupHook {
     if (!failing_[group]) marks_[group] = std::stof(payload);
     return "";
   }
-  std::string on_step(uint32_t group, uint32_t count, float* rewards, const uint8_t*, const uint8_t*) override {
+  std::string on_step(uint32_t group, uint32_t count, uint32_t, float* rewards, const uint8_t*,
+                      const uint8_t*) override {
     if (failing_[group]) return "shaping failed at exp.lua:3: boom";
     for (uint32_t i = 0; i < count; ++i) rewards[i] += 1000 * marks_[group];
     return "";
@@ -149,6 +152,31 @@ class MarkingHook : public GroupHook {
  private:
   std::vector<float> marks_;
   std::vector<bool> failing_;
+};
+
+// Records what each on_step call was told: group, first_env, count and flags.
+class RecordingHook : public GroupHook {
+ public:
+  struct Call {
+    uint32_t group, first_env, count;
+    std::vector<uint8_t> flags;
+  };
+  void start(const envs::EnvSpec&, uint32_t) override {}
+  std::string apply_config(uint32_t, uint64_t, const std::string&) override { return ""; }
+  std::string on_step(uint32_t group, uint32_t count, uint32_t first_env, float*, const uint8_t*,
+                      const uint8_t* flags) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.push_back(Call{group, first_env, count, std::vector<uint8_t>(flags, flags + count)});
+    return "";
+  }
+  std::vector<Call> calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Call> calls_;  // guarded by mu_
 };
 
 class ActorLoop : public ::testing::Test {
@@ -238,14 +266,40 @@ TEST_F(ActorLoop, ANewConfigIsTakenAtEachGroupsNextUnrollBoundaryAndStampedFromT
     EXPECT_EQ(switched % kUnroll, 0u) << "group " << group << " switched at observation " << switched;
     for (size_t k = 0; k < batches.size(); ++k) {
       EXPECT_EQ(batches[k].config_version, k < switched ? 1u : 2u) << "group " << group << " observation " << k;
-      // The boundary's own rewards close the previous unroll: the old config shaped them.
-      const float mark = k == 0 ? 0.f : k <= switched ? 1000.f : 2000.f;
+      // The boundary's own rewards close the previous unroll: the old config
+      // shaped them. The connection's first observations are shaped too.
+      const float mark = k <= switched ? 1000.f : 2000.f;
       for (size_t i = 0; i < batches[k].rewards.size(); ++i) {
         const float raw = batches[k].rewards[i] - mark;
         EXPECT_TRUE(raw == 0.f || raw == 1.f) << "group " << group << " observation " << k << " env " << i
                                               << " reward " << batches[k].rewards[i];
       }
     }
+  }
+}
+
+TEST_F(ActorLoop, TheHookSeesEveryBatchFromTheConnectionsResetsOnWithTheLearnersEnvNumbers) {
+  auto hook = std::make_shared<RecordingHook>();
+  start_actor(hook);
+  ASSERT_TRUE(learner_.wait([](const Groups& g, const Notices&) { return each_group_sent(g, 4); }));
+  stop_ = true;
+  actor_.join();
+  const std::vector<RecordingHook::Call> calls = hook->calls();
+  const Groups groups = learner_.groups();
+  for (uint32_t group = 0; group < kGroups; ++group) {
+    std::vector<RecordingHook::Call> seen;
+    for (const auto& c : calls) {
+      if (c.group == group) seen.push_back(c);
+    }
+    const std::vector<Received>& sent = groups.at(group);
+    ASSERT_GE(seen.size(), sent.size()) << "group " << group << ": a batch went out without the hook";
+    for (size_t k = 0; k < sent.size(); ++k) {
+      EXPECT_EQ(seen[k].flags, sent[k].flags) << "group " << group << " batch " << k;
+      // Actor 3's envs are the learner's 3 * kEnvs .. 3 * kEnvs + kEnvs - 1; groups of kEnvs / kGroups.
+      EXPECT_EQ(seen[k].first_env, kActorId * kEnvs + group * (kEnvs / kGroups));
+      EXPECT_EQ(seen[k].count, kEnvs / kGroups);
+    }
+    for (uint8_t f : seen.at(0).flags) EXPECT_EQ(f, envs::kFirst) << "the connection's resets come first";
   }
 }
 

@@ -192,8 +192,10 @@ TEST_F(ShapedRun, AShapingFunctionThatNeverReturnsEndsItsActorsWithANamedLineThe
   save_like_an_editor(script_, replaced(kScript, "    for i = 0, n - 1 do\n",
                                         "    if n > 1 then while true do end end\n    for i = 0, n - 1 do\n"));
   learner_.emplace(std::vector<std::string>{kBinary, "run", script_, "runs_dir=" + dir_ + "/runs"}, log_);
+  // The actors call it on their reset observations, before their first step batch.
   EXPECT_TRUE(eventually(60, [&] {
-    return logged("exited with code 5; restarting now; its log ends: moonseed actor: reward_shaping at " + script_ +
+    return logged("exited with code 5 before its first step batch; restarting in 1 s; its log ends: "
+                  "moonseed actor: reward_shaping at " + script_ +
                   ":10 ran for more than 1 s; stopping this actor (exit code 5)");
   })) << log();
 }

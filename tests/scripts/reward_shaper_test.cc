@@ -24,8 +24,11 @@ struct Step {
   std::vector<float> obs = {0.5f, 0, 0, 0, -1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0};
   std::vector<uint8_t> terminated = {0, 1, 0, 0};
   std::vector<uint8_t> truncated = {0, 0, 1, 0};
+  std::vector<uint8_t> first = {0, 0, 0, 0};
+  int32_t first_env = 0;
   std::string shape(RewardShaper& shaper, int slot = 0) {
-    return shaper.shape(slot, 4, reward.data(), obs.data(), terminated.data(), truncated.data());
+    return shaper.shape(slot, RewardShaper::GroupStep{4, first_env, reward.data(), obs.data(), first.data(),
+                                                      terminated.data(), truncated.data()});
   }
 };
 
@@ -48,6 +51,92 @@ TEST(RewardShaper, ShapesTheRewardsOfARealArrayFromObservationsAndFlags) {
   EXPECT_FLOAT_EQ(step.reward[3], 1);
 }
 
+// Writes each env's prev_obs[k], obs[k], env and step into its reward, one
+// call per field selected by the reward it came with (0..3).
+const char* const kEcho =
+    "function(n, reward, obs, obs_size, terminated, truncated, prev_obs, env, step)\n"
+    "  for i = 0, n - 1 do\n"
+    "    local what = reward[i]\n"
+    "    if what == 0 then reward[i] = prev_obs[i * obs_size]\n"
+    "    elseif what == 1 then reward[i] = obs[i * obs_size]\n"
+    "    elseif what == 2 then reward[i] = env[i]\n"
+    "    else reward[i] = step[i] end\n"
+    "  end\n"
+    "end";
+
+// Runs kEcho over `step` with every reward set to `what`: the field per env.
+std::vector<float> echo(RewardShaper& shaper, Step step, float what) {
+  step.reward.assign(4, what);
+  EXPECT_EQ(step.shape(shaper), "");
+  return step.reward;
+}
+
+TEST(RewardShaper, PrevObsIsTheLastStepsObservationAndOnAResetTheResetObservation) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  ASSERT_EQ(shaper.install(0, function(kEcho)), "");
+  Step step;
+  step.first = {1, 1, 1, 1};
+  step.obs[0] = 10, step.obs[4] = 11, step.obs[8] = 12, step.obs[12] = 13;
+  EXPECT_EQ(echo(shaper, step, 0), (std::vector<float>{10, 11, 12, 13})) << "a reset: prev_obs is obs";
+  step.first = {0, 0, 0, 0};
+  step.obs[0] = 20, step.obs[4] = 21, step.obs[8] = 22, step.obs[12] = 23;
+  // echo() calls shape() once per field: each call is a step of its own.
+  EXPECT_EQ(echo(shaper, step, 0), (std::vector<float>{10, 11, 12, 13}));
+  EXPECT_EQ(echo(shaper, step, 1), (std::vector<float>{20, 21, 22, 23}));
+  step.first = {0, 1, 0, 0};
+  step.obs[0] = 30, step.obs[4] = 31, step.obs[8] = 32, step.obs[12] = 33;
+  EXPECT_EQ(echo(shaper, step, 0), (std::vector<float>{20, 31, 22, 23})) << "env 1 was reset";
+}
+
+TEST(RewardShaper, StepCountsFromTheResetAndEnvIsTheGroupsFirstEnvPlusTheIndex) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  ASSERT_EQ(shaper.install(0, function(kEcho)), "");
+  Step step;
+  step.first_env = 36;
+  step.first = {1, 1, 1, 1};
+  EXPECT_EQ(echo(shaper, step, 3), (std::vector<float>{0, 0, 0, 0}));
+  step.first = {0, 0, 0, 0};
+  EXPECT_EQ(echo(shaper, step, 3), (std::vector<float>{1, 1, 1, 1}));
+  EXPECT_EQ(echo(shaper, step, 3), (std::vector<float>{2, 2, 2, 2}));
+  step.first = {0, 0, 1, 0};
+  EXPECT_EQ(echo(shaper, step, 3), (std::vector<float>{3, 3, 0, 3}));
+  EXPECT_EQ(echo(shaper, step, 2), (std::vector<float>{36, 37, 38, 39}));
+}
+
+TEST(RewardShaper, ASlotWithoutAFunctionKeepsCountingSoALaterFunctionSeesTheEpisodeSoFar) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  Step step;
+  step.first = {1, 1, 1, 1};
+  ASSERT_EQ(step.shape(shaper), "");
+  step.first = {0, 0, 0, 0};
+  step.obs[0] = 7;
+  ASSERT_EQ(step.shape(shaper), "");
+  ASSERT_EQ(shaper.install(0, function(kEcho)), "");
+  step.obs[0] = 8;
+  EXPECT_EQ(echo(shaper, step, 3)[0], 2);
+  EXPECT_EQ(echo(shaper, step, 0)[0], 8) << "prev_obs of the step before";
+}
+
+TEST(RewardShaper, TheNewArraysAreCheckedAndReadOnly) {
+  RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
+  // What one step reports when line 2 of the function is `statement`.
+  auto error_of = [&](const std::string& statement) {
+    EXPECT_EQ(shaper.install(0, function("function(n, reward, obs, size, te, tr, prev_obs, env, step)\n  " +
+                                         statement + "\nend")),
+              "");
+    Step step;
+    return step.shape(shaper);
+  };
+  for (const std::string index : {"prev_obs[16]", "env[4]", "step[-1]"}) {
+    const std::string error = error_of("reward[0] = " + index);
+    EXPECT_NE(error.find("exp.lua:2: " + index + " is out of range"), std::string::npos) << error;
+  }
+  for (const std::string name : {"prev_obs", "env", "step"}) {
+    const std::string error = error_of(name + "[0] = 1");
+    EXPECT_NE(error.find(name + " cannot be written"), std::string::npos) << error;
+  }
+}
+
 TEST(RewardShaper, LeavesRewardsAloneWithoutAFunction) {
   RewardShaper shaper(1, RewardShaper::Observations::kFloat32, 4);
   Step step;
@@ -63,7 +152,9 @@ TEST(RewardShaper, ReadsUint8ObservationsAsBytes) {
   std::vector<float> reward = {0, 0};
   std::vector<uint8_t> obs = {200, 100, 7, 255};
   std::vector<uint8_t> flags = {0, 0};
-  ASSERT_EQ(shaper.shape(0, 2, reward.data(), obs.data(), flags.data(), flags.data()), "");
+  ASSERT_EQ(shaper.shape(0, RewardShaper::GroupStep{2, 0, reward.data(), obs.data(), flags.data(), flags.data(),
+                                                     flags.data()}),
+            "");
   EXPECT_EQ(reward, (std::vector<float>{300, 262}));
 }
 

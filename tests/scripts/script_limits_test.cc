@@ -33,7 +33,8 @@ engine::RewardShapingConfig function(const std::string& source, int first_line =
 std::string shape_four(RewardShaper& shaper, std::vector<float>& reward) {
   static const std::vector<float> obs(16, 0.5f);
   static const std::vector<uint8_t> flags(4, 0);
-  return shaper.shape(0, 4, reward.data(), obs.data(), flags.data(), flags.data());
+  return shaper.shape(
+      0, RewardShaper::GroupStep{4, 0, reward.data(), obs.data(), flags.data(), flags.data(), flags.data()});
 }
 
 TEST(ShapingArrays, AWritePastTheRewardsIsAnErrorNamingTheScriptLineAndIndex) {
