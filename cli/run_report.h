@@ -21,10 +21,13 @@ namespace moonseed::cli {
 // Why the run stops now, or "" to go on: the first of stop.frames,
 // stop.seconds, stop.return_mean (once 100 episodes have ended) and
 // stop.eval_return_mean (once 100 evaluation episodes have). A rule at 0 is
-// off. `stop` has its schedules applied at s.frames.
+// off. The return rules compare the env's own return (return_mean,
+// eval_return_mean), the shaped one when stop.on_shaped_return. `stop` has its
+// schedules applied at s.frames.
 std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s, double elapsed_s);
 
-// Adds the learner's counters to `row`: frames, episodes, returns, steps,
+// Adds the learner's counters to `row`: frames, episodes, returns (the env's;
+// shaped_return_mean too when s.reward_shaping), steps,
 // loss, learning rate, actors, queue, batching; the evaluation envs' episodes
 // and return when `eval_envs` (topology.eval_envs_per_actor > 0); the
 // algorithm's named metrics; the recorder's numbers when it records. Each
