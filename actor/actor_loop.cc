@@ -216,6 +216,7 @@ class Actor {
       group.batch.flags[i] = envs::kFirst;
       group.ended[i] = 0;
     }
+    group.batch.env_rewards.clear();
     if (&group == &groups_.back()) seeded_ = true;
     // A connection starts the learner's unrolls afresh: a boundary.
     group.steps = 0;
@@ -227,11 +228,15 @@ class Actor {
 
   // The hook's turn at the group's step, before its batch goes out.
   void hook_step(EnvGroup& group) {
-    if (!options_.hook) return;
     rpc::StepBatch& b = group.batch;
+    b.env_rewards.clear();
+    if (!options_.hook) return;
+    // The env's own rewards go along only when shaping changed one of them.
+    env_rewards_.assign(b.rewards.begin(), b.rewards.end());
     const uint32_t first_env = static_cast<uint32_t>(actor_id_) * welcome_.num_envs + group.begin;
     report(group, options_.hook->on_step(index_of(group), group.count, first_env, b.rewards.data(),
                                          b.observations.data(), b.flags.data()));
+    if (env_rewards_ != b.rewards) b.env_rewards.swap(env_rewards_);
   }
 
   bool step_group(EnvGroup& group, const rpc::ActionBatch& actions) {
@@ -293,6 +298,7 @@ class Actor {
   std::string latest_payload_;
   uint32_t unroll_length_ = 0;
   std::vector<rpc::ActorNotice> notices_;  // waiting to be sent
+  std::vector<float> env_rewards_;         // the env's rewards of a step, before the hook
   std::vector<std::unique_ptr<envs::Env>> envs_;
   std::vector<EnvGroup> groups_;
   size_t obs_bytes_ = 0;

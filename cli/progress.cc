@@ -58,6 +58,10 @@ void Progress::update(double elapsed_s, const engine::LearnerStats& s, double fp
                 format_number(s.return_mean).c_str(),
                 format_count(static_cast<double>(s.optimizer_steps)).c_str(),
                 format_number(s.loss_total).c_str(), s.actors_connected, actors_expected);
+  if (s.reward_shaping) {
+    const size_t used = std::strlen(line);
+    std::snprintf(line + used, sizeof line - used, "  shaped %s", format_number(s.shaped_return_mean).c_str());
+  }
   if (s.eval_episodes > 0) {
     const size_t used = std::strlen(line);
     std::snprintf(line + used, sizeof line - used, "  eval %s", format_number(s.eval_return_mean).c_str());

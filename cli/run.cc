@@ -330,7 +330,9 @@ int Run::finish() {
 void Run::print_summary(const engine::LearnerStats& s, double elapsed_s) const {
   std::cerr << "moonseed: stopped: " << stop_reason_ << "\n"
             << "moonseed: " << format_number(elapsed_s) << " s, " << s.frames << " frames, " << s.episodes
-            << " episodes, return_mean " << format_number(s.return_mean) << ", " << s.optimizer_steps
+            << " episodes, return_mean " << format_number(s.return_mean)
+            << (s.reward_shaping ? " (shaped " + format_number(s.shaped_return_mean) + ")" : std::string()) << ", "
+            << s.optimizer_steps
             << " optimizer steps\n"
             << "moonseed: run directory " << dir_->path() << "\n";
   if (const std::optional<engine::RecorderStats>& r = s.record) {

@@ -9,24 +9,31 @@ std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerSta
   constexpr int64_t kMinEpisodes = 100;
   if (stop.frames > 0 && s.frames >= stop.frames) return "reached stop.frames = " + std::to_string(stop.frames);
   if (stop.seconds > 0 && s.train_s >= stop.seconds) return "reached stop.seconds = " + format_number(stop.seconds);
-  if (stop.return_mean != 0 && s.episodes >= kMinEpisodes && s.return_mean >= stop.return_mean) {
-    return "return_mean " + format_number(s.return_mean) + " >= stop.return_mean = " + format_number(stop.return_mean);
+  // The env's own return unless stop.on_shaped_return.
+  const bool shaped = stop.on_shaped_return;
+  const double ret = shaped ? s.shaped_return_mean : s.return_mean;
+  if (stop.return_mean != 0 && s.episodes >= kMinEpisodes && ret >= stop.return_mean) {
+    return std::string(shaped ? "shaped_return_mean " : "return_mean ") + format_number(ret) +
+           " >= stop.return_mean = " + format_number(stop.return_mean);
   }
-  if (stop.eval_return_mean != 0 && s.eval_episodes >= kMinEpisodes && s.eval_return_mean >= stop.eval_return_mean) {
-    return "eval_return_mean " + format_number(s.eval_return_mean) + " >= stop.eval_return_mean = " +
-           format_number(stop.eval_return_mean);
+  const double eval_ret = shaped ? s.eval_shaped_return_mean : s.eval_return_mean;
+  if (stop.eval_return_mean != 0 && s.eval_episodes >= kMinEpisodes && eval_ret >= stop.eval_return_mean) {
+    return std::string(shaped ? "eval_shaped_return_mean " : "eval_return_mean ") + format_number(eval_ret) +
+           " >= stop.eval_return_mean = " + format_number(stop.eval_return_mean);
   }
   return "";
 }
 
 void add_counters(engine::MetricsRow& row, const engine::LearnerStats& s, bool eval_envs) {
-  row.add("frames", s.frames).add("episodes", s.episodes).add("return_mean", s.return_mean)
-      .add("length_mean", s.length_mean).add("optimizer_steps", s.optimizer_steps)
+  row.add("frames", s.frames).add("episodes", s.episodes).add("return_mean", s.return_mean);
+  if (s.reward_shaping) row.add("shaped_return_mean", s.shaped_return_mean);
+  row.add("length_mean", s.length_mean).add("optimizer_steps", s.optimizer_steps)
       .add("trained_frames", s.trained_frames).add("train_time_s", s.train_s).add("loss_total", s.loss_total)
       .add("grad_norm", s.grad_norm).add("learning_rate", s.learning_rate)
       .add("actors", s.actors_connected).add("auth_failures", s.auth_failures).add("queue", s.queue_size)
       .add("inference_batch_envs", s.mean_batch_envs).add("nonfinite_replaced", s.nonfinite_replaced);
   if (eval_envs) row.add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean);
+  if (eval_envs && s.reward_shaping) row.add("eval_shaped_return_mean", s.eval_shaped_return_mean);
   // The algorithm's own numbers (V-trace: loss_policy, mean_rho, ...; R2D2: mean_q, replay_size, ...).
   for (const engine::Metric& m : s.agent_metrics) row.add(m.name, m.value);
   if (s.record) {

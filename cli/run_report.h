@@ -22,15 +22,18 @@ namespace moonseed::cli {
 // frames received, s.frames), stop.seconds (seconds of training, s.train_s:
 // from the first training batch, not from the start of the run),
 // stop.return_mean (once 100 episodes have ended) and stop.eval_return_mean
-// (once 100 evaluation episodes have). A rule at 0 is off. `stop` has its
-// schedules applied at s.frames. The control loop checks them every
-// kStopCheckPeriod_s seconds, whatever log.interval_s is.
+// (once 100 evaluation episodes have). A rule at 0 is off. The return rules
+// compare the env's own return (return_mean, eval_return_mean), the shaped
+// one when stop.on_shaped_return. `stop` has its schedules applied at
+// s.frames. The control loop checks them every kStopCheckPeriod_s seconds,
+// whatever log.interval_s is.
 std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s);
 constexpr double kStopCheckPeriod_s = 0.05;
 
-// Adds the learner's counters to `row`: frames, episodes, returns, steps,
-// training time (train_time_s), loss, learning rate, actors, queue,
-// batching; the evaluation envs' episodes and return when `eval_envs` (topology.eval_envs_per_actor > 0); the
+// Adds the learner's counters to `row`: frames, episodes, returns (the env's;
+// shaped_return_mean too when s.reward_shaping), steps, training time
+// (train_time_s), loss, learning rate, actors, queue, batching; the
+// evaluation envs' episodes and return when `eval_envs` (topology.eval_envs_per_actor > 0); the
 // algorithm's named metrics; the recorder's numbers when it records. Each
 // caller adds its own fields around them: metrics.jsonl time_s, fps,
 // actor_restarts; `status` the run's identity. Non-finite numbers are null.

@@ -30,6 +30,9 @@ struct EpisodeSummary {
   int64_t first_step = 0;   // the least first_step of its records in the log
   int64_t steps = 0;        // over its records in the log
   double total_reward = 0;  // sum of the "reward" column over those steps; 0 without one
+  // The env's own return: the sum of the "env_reward" column (the rewards
+  // before reward shaping), or total_reward in a log without that column.
+  double env_return = 0;
   bool has_first = false;   // a record with is_first is in the log
   uint8_t last_flags = 0;   // of the latest record with is_last, else 0
   int64_t first_wall_time_ns = 0;  // the least wall time of its records
@@ -41,9 +44,12 @@ const char* episode_end(const EpisodeSummary& episode);
 
 // The index of the schema's column named "reward", if it has one.
 std::optional<size_t> reward_column(const LogSchema& schema);
+// ... and of the one named "env_reward" (logs written since the engine sends
+// the env's reward beside the shaped one).
+std::optional<size_t> env_reward_column(const LogSchema& schema);
 
 // Reads the records of `reader` that pass `filter`, in log order, decoding
-// only their meta and the reward column, and groups them into episodes in
+// only their meta and the reward and env_reward columns, and groups them into episodes in
 // the order each first appears. A reward of any dtype is summed as doubles
 // (value_as_double), step by step in log order. Chunks that cannot be decoded
 // are skipped and, when `problems` is not null, appended to *problems.

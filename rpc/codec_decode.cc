@@ -107,12 +107,17 @@ void read_step_batch(wire::StepBatch::Reader r, StepBatch& out) {
   auto observations = r.getObservations();
   auto rewards = r.getRewards();
   auto flags = r.getFlags();
+  auto env_rewards = r.getEnvRewards();
   // Sizes are checked before copying so a lying header costs no allocation.
   if (out.count == 0) throw Invalid{"StepBatch with count 0"};
   if (rewards.size() != out.count || flags.size() != out.count) {
     throw Invalid{"StepBatch count " + std::to_string(out.count) + " but " +
                   std::to_string(rewards.size()) + " rewards and " +
                   std::to_string(flags.size()) + " flags"};
+  }
+  if (env_rewards.size() != 0 && env_rewards.size() != out.count) {
+    throw Invalid{"StepBatch count " + std::to_string(out.count) + " but " +
+                  std::to_string(env_rewards.size()) + " env rewards (0 or count)"};
   }
   if (observations.size() == 0 || observations.size() % out.count != 0) {
     throw Invalid{"StepBatch count " + std::to_string(out.count) + " but " +
@@ -122,6 +127,7 @@ void read_step_batch(wire::StepBatch::Reader r, StepBatch& out) {
   read_data(observations, out.observations);
   read_list(rewards, out.rewards);
   read_data(flags, out.flags);
+  read_list(env_rewards, out.env_rewards);
 }
 
 bool decode_frame(const kj::ArrayPtr<const kj::ArrayPtr<const word>> segments,

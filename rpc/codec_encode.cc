@@ -133,7 +133,8 @@ size_t estimate_words(const Welcome& m) {
 
 size_t estimate_words(const StepBatch& m) {
   return kFixedWords + blob_words(m.observations.size()) +
-         blob_words(m.rewards.size() * sizeof(float)) + blob_words(m.flags.size());
+         blob_words(m.rewards.size() * sizeof(float)) + blob_words(m.flags.size()) +
+         blob_words(m.env_rewards.size() * sizeof(float));
 }
 
 size_t estimate_words(const ActionBatch& m) { return kFixedWords + blob_words(m.actions.size()); }
@@ -188,6 +189,9 @@ void build(const StepBatch& m, wire::Frame::Builder frame) {
   auto rewards = b.initRewards(static_cast<uint>(m.rewards.size()));
   for (size_t i = 0; i < m.rewards.size(); ++i) rewards.set(static_cast<uint>(i), m.rewards[i]);
   b.setFlags(bytes_of(m.flags));
+  if (m.env_rewards.empty()) return;
+  auto env_rewards = b.initEnvRewards(static_cast<uint>(m.env_rewards.size()));
+  for (size_t i = 0; i < m.env_rewards.size(); ++i) env_rewards.set(static_cast<uint>(i), m.env_rewards[i]);
 }
 
 void build(const ActionBatch& m, wire::Frame::Builder frame) {

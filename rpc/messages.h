@@ -57,6 +57,9 @@ struct StepBatch {
   std::vector<uint8_t> observations;  // count * observation.byte_size(), env-major
   std::vector<float> rewards;         // count, reward of the previous action
   std::vector<uint8_t> flags;         // count, envs::StepFlag bits
+  // Empty: `rewards` are the env's own. Else count: the env's rewards before
+  // the actor's reward shaping rewrote `rewards` (docs/reward-shaping.md).
+  std::vector<float> env_rewards;
 };
 
 // Actions for the envs of the StepBatch with the same `seq`.

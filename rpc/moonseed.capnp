@@ -70,6 +70,7 @@ struct StepBatch {
   observations @4 :Data;      # count * observation byte size, env-major
   rewards @5 :List(Float32);  # count
   flags @6 :Data;             # count, StepFlag bits
+  envRewards @7 :List(Float32);  # empty, or count: the env's own rewards when shaping changed some
 }
 
 struct ActionBatch {

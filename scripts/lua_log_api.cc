@@ -235,7 +235,10 @@ void push_episode(lua_State* L, const ex::EpisodeSummary& e, bool has_reward) {
   set_number(L, "env", e.env_id);
   set_number(L, "steps", static_cast<double>(e.steps));
   set_number(L, "first_step", static_cast<double>(e.first_step));
-  if (has_reward) set_number(L, "return", e.total_reward);
+  if (has_reward) {
+    set_number(L, "return", e.env_return);  // the env's own, as `moonseed log ls` shows it
+    set_number(L, "shaped_return", e.total_reward);
+  }
   set_boolean(L, "first", e.has_first);
   set_boolean(L, "last", e.last_flags & ex::kIsLast);
   set_boolean(L, "terminated", e.last_flags & ex::kTerminated);

@@ -98,6 +98,9 @@ struct StopConfig {
   double seconds = 0;        // 0 = no limit
   double return_mean = 0;    // stop once mean return over the last 100 episodes reaches it; 0 = off
   double eval_return_mean = 0;  // the same over evaluation envs' episodes (topology.eval_envs_per_actor); 0 = off
+  // The two rules above compare the env's own return (before reward shaping);
+  // true: the shaped return (shaped_return_mean, eval_shaped_return_mean).
+  bool on_shaped_return = false;
 };
 
 struct LogConfig {

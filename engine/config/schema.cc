@@ -256,6 +256,9 @@ std::vector<FieldSchema> build_schema() {
       number(MOONSEED_FIELD(stop.eval_return_mean), -kInf, kInf, kHot,
              "stop once the mean return of the last 100 evaluation episodes reaches this (not before 100 "
              "have ended); 0 = off"),
+      boolean(MOONSEED_FIELD(stop.on_shaped_return), kHot,
+              "stop.return_mean and stop.eval_return_mean compare the shaped return (reward_shaping) "
+              "instead of the env's own"),
 
       number(MOONSEED_FIELD(log.interval_s), 0, 86400, kHot, "progress line and metrics.jsonl cadence (seconds)", true),
       boolean(MOONSEED_FIELD(log.progress), kHot, "print the live progress line"),
@@ -321,7 +324,7 @@ std::vector<FieldSchema> build_schema() {
       c.topology;
   [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device, nonfinite] = c.inference;
   [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;
-  [[maybe_unused]] auto& [frames, seconds, return_mean, eval_return_mean] = c.stop;
+  [[maybe_unused]] auto& [frames, seconds, return_mean, eval_return_mean, on_shaped_return] = c.stop;
   [[maybe_unused]] auto& [interval_s, progress] = c.log;
   [[maybe_unused]] auto& [checkpoint_interval_s, keep] = c.checkpoint;
   [[maybe_unused]] auto& [record_enabled, record_dir, full_queue, queue_mb, chunk_kb, segment_mb, segment_age_s,

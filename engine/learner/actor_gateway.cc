@@ -315,6 +315,9 @@ std::string ActorGateway::step_batch_problem(const rpc::StepBatch& batch) const 
   if (batch.rewards.size() != batch.count || batch.flags.size() != batch.count) {
     return "rewards/flags do not have one entry per env";
   }
+  if (!batch.env_rewards.empty() && batch.env_rewards.size() != batch.count) {
+    return "env rewards are neither absent nor one per env";
+  }
   return "";
 }
 
@@ -344,17 +347,22 @@ std::string ActorGateway::nonfinite_problem(rpc::StepBatch& batch) {
       }
     }
   }
-  for (uint32_t env = 0; env < batch.count && problem.empty(); ++env) {
-    const float reward = batch.rewards[env];
-    if (std::isfinite(reward)) continue;
-    if (!replace) {
-      problem = "env " + std::to_string(batch.env_begin + env) + " sent a non-finite reward (" +
-                (std::isnan(reward) ? std::string("nan") : reward > 0 ? "inf" : "-inf") + ")";
-      break;
+  // The shaped rewards, then the env's own when the actor sent them.
+  auto check_rewards = [&](std::vector<float>& rewards, const char* what) {
+    for (uint32_t env = 0; env < rewards.size() && problem.empty(); ++env) {
+      const float reward = rewards[env];
+      if (std::isfinite(reward)) continue;
+      if (!replace) {
+        problem = "env " + std::to_string(batch.env_begin + env) + " sent a non-finite " + what + " (" +
+                  (std::isnan(reward) ? std::string("nan") : reward > 0 ? "inf" : "-inf") + ")";
+        break;
+      }
+      rewards[env] = 0.f;
+      ++replaced;
     }
-    batch.rewards[env] = 0.f;
-    ++replaced;
-  }
+  };
+  check_rewards(batch.rewards, "reward");
+  check_rewards(batch.env_rewards, "env reward");
   if (replaced > 0) nonfinite_replaced_.fetch_add(replaced, std::memory_order_relaxed);
   return problem;
 }

@@ -87,9 +87,11 @@ class Agent {
   // false once closed.
   virtual bool wait_for_room() = 0;
   // x_t of env slot `slot` with the reward and flags (envs::kFirst, ...) of the
-  // action before it and the config version the actor stamped. May block
-  // (backpressure) until close().
-  virtual void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version) = 0;
+  // action before it and the config version the actor stamped. `reward` is
+  // what training uses (shaped when reward shaping is on), `env_reward` the
+  // env's own, for the experience log. May block (backpressure) until close().
+  virtual void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version,
+                       float env_reward) = 0;
   // Actions for `slots`, each observed just before, from obs [n, obs...] on the
   // CPU; records them. `policy_version` = optimizer steps so far. Returns CPU
   // actions: int64 [n] for Discrete, float [n, A] for Box. Never samples from

@@ -18,7 +18,7 @@ namespace moonseed::engine {
 namespace {
 
 constexpr size_t kObservation = 0, kAction = 1, kReward = 2, kTerminated = 3, kTruncated = 4, kLogp = 5,
-                 kPolicyVersion = 6, kConfigVersion = 7, kColumns = 8;
+                 kPolicyVersion = 6, kConfigVersion = 7, kEnvReward = 8, kColumns = 9;
 
 std::string json_dims(const std::vector<int64_t>& dims) {
   std::string out = "[";
@@ -45,13 +45,29 @@ explog::FullQueuePolicy policy_of(const std::string& name) {
 
 // Bytes one recorded step takes before compression.
 size_t step_bytes(const UnrollShape& shape) {
-  return static_cast<size_t>(shape.observation_bytes() + shape.action_bytes()) + 4 + 1 + 1 + 4 + 8 + 8;
+  return static_cast<size_t>(shape.observation_bytes() + shape.action_bytes()) + 4 + 1 + 1 + 4 + 8 + 8 + 4;
 }
 
 // The bytes of values[step]: the recorder's columns point into the unroll.
 template <typename T>
 const uint8_t* bytes_at(const std::vector<T>& values, int64_t step) {
   return reinterpret_cast<const uint8_t*>(values.data() + step);
+}
+
+// The columns of a log that a resumed run continues: a log written before the
+// env_reward column existed keeps its columns, since the segments of one
+// directory must have the same (docs/experience-log-format.md).
+explog::LogSchema continuing(const std::string& directory, explog::LogSchema schema) {
+  try {
+    explog::LogReader reader(directory);
+    for (const explog::ColumnSpec& column : reader.schema().columns) {
+      if (column.name == "env_reward") return schema;
+    }
+    schema.columns.resize(kEnvReward);
+  } catch (const std::exception&) {
+    // No log there (yet), or nothing readable in it: a new log.
+  }
+  return schema;
 }
 
 }  // namespace
@@ -83,6 +99,7 @@ explog::LogSchema ExperienceRecorder::schema_for(const envs::EnvSpec& spec, cons
   schema.columns[kLogp] = {"behaviour_logp", explog::DType::kF32, {}};
   schema.columns[kPolicyVersion] = {"policy_version", explog::DType::kI64, {}};
   schema.columns[kConfigVersion] = {"config_version", explog::DType::kI64, {}};
+  schema.columns[kEnvReward] = {"env_reward", explog::DType::kF32, {}};
   return schema;
 }
 
@@ -107,7 +124,7 @@ ExperienceRecorder::ExperienceRecorder(const RecordConfig& config, const std::st
       directory_(directory),
       shape_(shape),
       envs_per_actor_(std::max(1, envs_per_actor)),
-      schema_(schema_for(spec, run_id, config.codec, config.delta)),
+      schema_(continuing(directory, schema_for(spec, run_id, config.codec, config.delta))),
       queue_(std::max<size_t>(2, static_cast<size_t>(config.queue_mb) * (size_t{1} << 20) / 2 /
                                      (step_bytes(shape) * static_cast<size_t>(shape.unroll_length)))) {
   explog::WriterOptions options;
@@ -226,6 +243,7 @@ void ExperienceRecorder::record(std::shared_ptr<const Unroll> unroll) {
     columns[kLogp] = bytes_at(u.behaviour_logp, start);
     columns[kPolicyVersion] = bytes_at(u.policy_version, start);
     columns[kConfigVersion] = bytes_at(u.config_version, start);
+    columns[kEnvReward] = bytes_at(u.env_rewards, start);
     // A refused record is the writer's to count (lost_steps): it is off.
     handed_steps_.fetch_add(end - start, std::memory_order_relaxed);
     if (!writer_->append(meta, columns, unroll)) error = writer_->stats().error;

@@ -28,6 +28,9 @@
 //   behaviour_logp f32: log mu(a_t | x_t) of the policy that acted
 //   policy_version i64: optimizer steps of the weights that chose a_t
 //   config_version i64: the hot-reload config version the actor stepped under
+//   env_reward    f32: the env's own r_t, before reward shaping (the same as
+//                 reward without it); absent when continuing an older log
+//                 that lacks it, since a log's segments share their columns
 //
 // Queue: at most record.queue_mb of unrolls wait (half in the recorder's
 // queue, half in the writer's). When it is full, "backpressure" blocks

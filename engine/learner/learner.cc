@@ -4,8 +4,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <deque>
-#include <limits>
 #include <optional>
 #include <thread>
 
@@ -21,6 +19,7 @@
 #include "engine/learner/actor_gateway.h"
 #include "engine/learner/agent.h"
 #include "engine/learner/agent_registry.h"
+#include "engine/learner/episode_returns.h"
 #include "engine/learner/evaluator.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/inference_batcher.h"
@@ -30,8 +29,6 @@
 namespace moonseed::engine {
 namespace {
 
-constexpr size_t kReturnWindow = 100;
-
 // The env's spec, once the config has passed the rules the loader checks
 // (engine/config/config_problems.h): a config built in C++ skips the loader.
 envs::EnvSpec checked_spec(const ExperimentConfig& config) {
@@ -39,23 +36,6 @@ envs::EnvSpec checked_spec(const ExperimentConfig& config) {
   return envs::make_env(config.env.id, config.env.options)->spec();
 }
 
-// The mean of the last kReturnWindow values; NaN before the first.
-class RecentMean {
- public:
-  void add(double v) {
-    values_.push_back(v);
-    if (values_.size() > kReturnWindow) values_.pop_front();
-  }
-  double mean() const {
-    if (values_.empty()) return std::numeric_limits<double>::quiet_NaN();
-    double sum = 0;
-    for (double v : values_) sum += v;
-    return sum / static_cast<double>(values_.size());
-  }
-
- private:
-  std::deque<double> values_;
-};
 
 }  // namespace
 
@@ -162,9 +142,9 @@ struct Learner::Impl {
     Metrics metrics;
   };
   mutable base::Mutex stats_mu;
-  RecentMean returns GUARDED_BY(stats_mu);
-  RecentMean lengths GUARDED_BY(stats_mu);
-  RecentMean eval_returns GUARDED_BY(stats_mu);  // evaluation envs' episodes
+  EpisodeMeans episode_means GUARDED_BY(stats_mu);
+  EnvReturns env_returns{cfg.topology.actors * cfg.topology.envs_per_actor};  // inference thread
+  std::atomic<bool> reward_shaping{!cfg.reward_shaping.source.empty()};
   LastStep last_step GUARDED_BY(stats_mu);
   const std::vector<bool> eval_slot = evaluation_slots(cfg);
 
@@ -232,7 +212,9 @@ void Learner::Impl::inference_loop() {
           const int slot = static_cast<int>(r.slot_begin + i);
           slots.push_back(slot);
           // May block (V-trace: the FIFO is full): that holds every actor back.
-          agent->observe(slot, dst + i * obs_bytes, b.rewards[i], b.flags[i], b.config_version);
+          const float env_reward = b.env_rewards.empty() ? b.rewards[i] : b.env_rewards[i];
+          agent->observe(slot, dst + i * obs_bytes, b.rewards[i], b.flags[i], b.config_version, env_reward);
+          env_returns.observe(slot, env_reward, b.flags[i]);
         }
       } catch (const std::exception& e) {
         // The gateway lets no such batch through; should one come anyway, it
@@ -264,7 +246,10 @@ void Learner::Impl::inference_loop() {
 }
 
 void Learner::Impl::drop_request(const StepRequest& r, uint32_t observed, const std::string& reason) {
-  for (uint32_t i = 0; i < observed; ++i) agent->reset_slot(static_cast<int>(r.slot_begin + i));
+  for (uint32_t i = 0; i < observed; ++i) {
+    agent->reset_slot(static_cast<int>(r.slot_begin + i));
+    env_returns.reset_slot(static_cast<int>(r.slot_begin + i));
+  }
   gateway.refuse(r.link, reason);
 }
 
@@ -323,16 +308,9 @@ void Learner::Impl::fail(const std::string& why) {
 
 void Learner::Impl::count_episodes(const std::vector<EpisodeResult>& finished) {
   base::MutexLock lock(stats_mu);
-  for (const auto& e : finished) {
-    if (eval_slot[static_cast<size_t>(e.slot)]) {
-      eval_returns.add(e.episode_return);
-      eval_episodes += 1;
-      continue;
-    }
-    returns.add(e.episode_return);
-    lengths.add(static_cast<double>(e.length));
-    episodes += 1;
-  }
+  const EpisodeCounts counts = episode_means.add(finished, env_returns, eval_slot);
+  episodes += counts.episodes;
+  eval_episodes += counts.eval_episodes;
 }
 
 void Learner::Impl::training_loop() {
@@ -480,6 +458,7 @@ void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
                                 " is not newer than " + std::to_string(m.config_version.load()));
   }
   m.pending_hot = config;
+  m.reward_shaping.store(!config.reward_shaping.source.empty());
   m.config_version.store(version);
   m.hot_pending.store(true, std::memory_order_release);
   m.gateway.publish_boundary(version, encode_actor_config(actor_config_of(config)));
@@ -512,9 +491,7 @@ LearnerStats Learner::stats() const {
   LearnerStats s;
   {
     base::MutexLock lock(m.stats_mu);
-    s.return_mean = m.returns.mean();
-    s.length_mean = m.lengths.mean();
-    s.eval_return_mean = m.eval_returns.mean();
+    m.episode_means.fill(s);
     s.loss_total = m.last_step.loss_total;
     s.grad_norm = m.last_step.grad_norm;
     s.learning_rate = m.last_step.learning_rate;
@@ -522,6 +499,7 @@ LearnerStats Learner::stats() const {
     s.failure = m.failure;
   }
   s.frames = m.frames.load();
+  s.reward_shaping = m.reward_shaping.load();
   s.config_version = m.config_version.load();
   s.applied_config_version = m.applied_config_version.load();
   {

@@ -74,11 +74,19 @@ struct LearnerStats {
   // Seconds of training: from the first training batch to now (or to stop()),
   // plus what the restored checkpoint held. What stop.seconds counts.
   double train_s = 0;
-  double return_mean = 0;        // over the last 100 episodes; NaN before the first
+  // The env's own return (before reward shaping) over the last 100 episodes;
+  // NaN before the first.
+  double return_mean = 0;
+  // The return of the rewards trained on (shaped) over the same episodes: the
+  // same as return_mean without shaping.
+  double shaped_return_mean = 0;
   double length_mean = 0;        // episode length over the same episodes
   // Evaluation envs (topology.eval_envs_per_actor), not counted above.
   int64_t eval_episodes = 0;
-  double eval_return_mean = 0;   // over their last 100 episodes; NaN before the first
+  double eval_return_mean = 0;   // env return over their last 100 episodes; NaN before the first
+  double eval_shaped_return_mean = 0;
+  // The config the learner was given last shapes rewards (reward_shaping is set).
+  bool reward_shaping = false;
   int actors_connected = 0;
   int64_t auth_failures = 0;     // Hellos refused for a wrong auth token since start
   // Non-finite observation elements and rewards from actors replaced by 0

@@ -79,6 +79,7 @@ std::unique_ptr<Unroll> UnrollPool::allocate() const {
   unroll->actions.assign(steps * static_cast<size_t>(shape_.action_bytes()), 0);
   unroll->behaviour_logp.assign(steps, 0.f);
   unroll->rewards.assign(steps, 0.f);
+  unroll->env_rewards.assign(steps, 0.f);
   unroll->terminated.assign(steps, 0);
   unroll->truncated.assign(steps, 0);
   unroll->valid.assign(steps, 0);
@@ -145,12 +146,13 @@ UnrollStore::Slot& UnrollStore::slot_at(int slot, const char* what) {
   return slots_[static_cast<size_t>(slot)];
 }
 
-void UnrollStore::complete_step(int slot_id, Slot& s, float reward, uint8_t flags) {
+void UnrollStore::complete_step(int slot_id, Slot& s, float reward, float env_reward, uint8_t flags) {
   Unroll& u = *s.unroll;
   const size_t t = static_cast<size_t>(s.t);
   const bool terminated = (flags & envs::kTerminated) != 0;
   const bool truncated = (flags & envs::kTruncated) != 0;
   u.rewards[t] = reward;
+  u.env_rewards[t] = env_reward;
   u.terminated[t] = terminated ? 1 : 0;
   u.truncated[t] = truncated ? 1 : 0;
   s.episode_return += reward;
@@ -166,7 +168,7 @@ void UnrollStore::complete_step(int slot_id, Slot& s, float reward, uint8_t flag
 }
 
 UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8_t flags,
-                               uint64_t config_version) {
+                               uint64_t config_version, std::optional<float> env_reward) {
   Slot& s = slot_at(slot, "observe");
   if (s.awaiting_action) {
     throw std::logic_error("UnrollStore::observe: slot " + std::to_string(slot) +
@@ -180,6 +182,7 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
     if (!u.valid[prev]) {
       // The previous action answered a final observation and did nothing.
       u.rewards[prev] = 0.f;
+      u.env_rewards[prev] = 0.f;
       u.terminated[prev] = 0;
       u.truncated[prev] = 0;
     } else if (first) {
@@ -190,7 +193,7 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
       s.episode_return = 0;
       s.episode_length = 0;
     } else {
-      complete_step(slot, s, reward, flags);
+      complete_step(slot, s, reward, env_reward.value_or(reward), flags);
     }
   }
   if (first) {
@@ -229,6 +232,7 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
               static_cast<size_t>(action_bytes_));
   u.behaviour_logp[ti] = 0.f;
   u.rewards[ti] = 0.f;
+  u.env_rewards[ti] = 0.f;
   u.terminated[ti] = 0;
   u.truncated[ti] = 0;
   u.policy_version[ti] = 0;

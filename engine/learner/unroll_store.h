@@ -38,6 +38,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "base/mutex.h"
@@ -69,6 +70,9 @@ struct Unroll {
   std::vector<uint8_t> actions;         // (T+1) * action_bytes
   std::vector<float> behaviour_logp;    // T+1
   std::vector<float> rewards;           // T+1
+  // T+1: the env's own r_t, before the actor's reward shaping rewrote it into
+  // rewards[t]; the same as rewards[t] without shaping.
+  std::vector<float> env_rewards;
   std::vector<uint8_t> terminated;      // T+1, 0/1
   std::vector<uint8_t> truncated;       // T+1, 0/1
   std::vector<uint8_t> valid;           // T+1, 0/1
@@ -149,9 +153,10 @@ class UnrollStore {
   // Records x_t of `slot` (pool().shape().observation_bytes() bytes at `obs`)
   // and completes step t-1 with `reward` and `flags` (envs::StepFlag bits).
   // Returns the completed unroll when x_t was its x_T, else an empty pointer.
-  // `config_version` is the StepBatch's, recorded for step t.
+  // `config_version` is the StepBatch's, recorded for step t; `env_reward` the
+  // env's own reward before shaping (Unroll::env_rewards), `reward` when absent.
   UnrollPtr observe(int slot, const uint8_t* obs, float reward, uint8_t flags,
-                    uint64_t config_version = 0);
+                    uint64_t config_version = 0, std::optional<float> env_reward = std::nullopt);
 
   // Records a_t (action_bytes() bytes at `action`), its behaviour log-prob and
   // the policy version it was chosen under, for the slot's latest observation.
@@ -187,7 +192,7 @@ class UnrollStore {
 
   Slot& slot_at(int slot, const char* what);
   // Fills reward/flags of step t (the last acted one) and the episode record.
-  void complete_step(int slot_id, Slot& s, float reward, uint8_t flags);
+  void complete_step(int slot_id, Slot& s, float reward, float env_reward, uint8_t flags);
 
   std::shared_ptr<UnrollPool> pool_;
   int64_t obs_bytes_ = 0;

@@ -83,8 +83,9 @@ class VtraceAgent : public Agent {
 
   bool wait_for_room() override { return !unrolls_.closed(); }
 
-  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version) override {
-    UnrollPtr done = store_.observe(slot, obs, reward, flags, config_version);
+  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version,
+               float env_reward) override {
+    UnrollPtr done = store_.observe(slot, obs, reward, flags, config_version, env_reward);
     // Blocks when the FIFO is full: that holds every actor back.
     if (done) unrolls_.push(std::move(done));
   }

@@ -35,6 +35,7 @@ struct Received {
   uint64_t config_version;
   std::vector<float> rewards;
   std::vector<uint8_t> flags;
+  std::vector<float> env_rewards;
 };
 
 // Admits one actor to a CartPole run of kEnvs envs in kGroups groups with
@@ -71,7 +72,7 @@ class ScriptedLearner : public rpc::ActorService {
     reply.actions.assign(batch.count * sizeof(int32_t), 0);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      groups_[batch.seq & 0xff].push_back(Received{batch.config_version, batch.rewards, batch.flags});
+      groups_[batch.seq & 0xff].push_back(Received{batch.config_version, batch.rewards, batch.flags, batch.env_rewards});
     }
     changed_.notify_all();
     link->send_actions(std::move(reply));
@@ -274,6 +275,15 @@ TEST_F(ActorLoop, ANewConfigIsTakenAtEachGroupsNextUnrollBoundaryAndStampedFromT
         EXPECT_TRUE(raw == 0.f || raw == 1.f) << "group " << group << " observation " << k << " env " << i
                                               << " reward " << batches[k].rewards[i];
       }
+      // The env's own rewards go along whenever the hook changed one.
+      if (k == 0) {
+        EXPECT_TRUE(batches[k].env_rewards.empty()) << "group " << group << ": resets carry no shaping";
+        continue;
+      }
+      ASSERT_EQ(batches[k].env_rewards.size(), batches[k].rewards.size()) << "group " << group << " observation " << k;
+      for (size_t i = 0; i < batches[k].rewards.size(); ++i) {
+        EXPECT_EQ(batches[k].env_rewards[i], batches[k].rewards[i] - mark) << "group " << group << " observation " << k;
+      }
     }
   }
 }
@@ -317,6 +327,7 @@ TEST_F(ActorLoop, WithoutAHookTheVersionStillChangesAtABoundaryAndRewardsAreTheE
     EXPECT_EQ(switched % kUnroll, 0u);
     for (const Received& b : batches) {
       for (float r : b.rewards) EXPECT_TRUE(r == 0.f || r == 1.f) << r;
+      EXPECT_TRUE(b.env_rewards.empty()) << "nothing shaped: the rewards are the env's own";
     }
   }
 }

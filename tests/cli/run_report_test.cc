@@ -80,6 +80,26 @@ TEST(StopReason, FirstRuleInOrderWins) {
   EXPECT_EQ(stop_reason(stop, stats(9, 100, 5, 0.5)), "return_mean 5 >= stop.return_mean = 1");
 }
 
+TEST(StopReason, ReturnRulesCompareTheEnvsOwnReturnUnlessToldToUseTheShapedOne) {
+  engine::StopConfig stop;
+  stop.return_mean = 100;
+  stop.eval_return_mean = 100;
+  // Shaping pays far more than the env: the shaped means pass, the env's do not.
+  engine::LearnerStats s = stats(0, 100, 20);
+  s.shaped_return_mean = 2020;
+  s.eval_episodes = 100;
+  s.eval_return_mean = 30;
+  s.eval_shaped_return_mean = 3030;
+  EXPECT_EQ(stop_reason(stop, s), "");
+  stop.on_shaped_return = true;
+  EXPECT_EQ(stop_reason(stop, s), "shaped_return_mean 2020 >= stop.return_mean = 100");
+  stop.return_mean = 0;
+  EXPECT_EQ(stop_reason(stop, s), "eval_shaped_return_mean 3030 >= stop.eval_return_mean = 100");
+  stop.on_shaped_return = false;
+  s.eval_return_mean = 150;
+  EXPECT_EQ(stop_reason(stop, s), "eval_return_mean 150 >= stop.eval_return_mean = 100");
+}
+
 bool has_key(const std::string& json, const std::string& key) {
   return json.find("\"" + key + "\": ") != std::string::npos;
 }
@@ -104,8 +124,9 @@ TEST(AddCounters, WritesEveryCounterAndTheAlgorithmsMetrics) {
   EXPECT_NE(json.find("\"auth_failures\": 7"), std::string::npos) << json;
   EXPECT_NE(json.find("\"loss_policy\": 0.5"), std::string::npos) << json;
   EXPECT_NE(json.find("\"mean_q\": 1.25"), std::string::npos) << json;
-  // Without evaluation envs or recording, their keys are absent.
+  // Without evaluation envs, recording or reward shaping, their keys are absent.
   EXPECT_FALSE(has_key(json, "eval_episodes")) << json;
+  EXPECT_FALSE(has_key(json, "shaped_return_mean")) << json;
   EXPECT_FALSE(has_key(json, "record_steps")) << json;
 }
 
@@ -140,6 +161,22 @@ TEST(AddCounters, EvaluationEnvsAndNaN) {
   EXPECT_NE(json.find("\"eval_return_mean\": 7"), std::string::npos) << json;
   // JSON has no NaN.
   EXPECT_NE(json.find("\"return_mean\": null"), std::string::npos) << json;
+}
+
+TEST(AddCounters, WithRewardShapingTheShapedReturnsGoBesideTheEnvsOwn) {
+  engine::LearnerStats s = stats(100, 10, 21.5);
+  s.reward_shaping = true;
+  s.shaped_return_mean = 2171.5;
+  s.eval_episodes = 4;
+  s.eval_return_mean = 30;
+  s.eval_shaped_return_mean = 3030;
+  engine::MetricsRow row;
+  add_counters(row, s, true);
+  const std::string json = row.to_json();
+  EXPECT_NE(json.find("\"return_mean\": 21.5"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"shaped_return_mean\": 2171.5"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"eval_return_mean\": 30"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"eval_shaped_return_mean\": 3030"), std::string::npos) << json;
 }
 
 TEST(AddCounters, RecorderStats) {

@@ -70,12 +70,14 @@ class ShapedRun : public ::testing::Test {
     const MetricsRow row = last_tick();
     return row.count(key) ? row.at(key) : -1;
   }
-  // The last 100 episodes all paid `factor` per step.
+  // The last 100 episodes all paid `factor` per step once shaped; the env's
+  // own return (return_mean) stays their length.
   bool returns_are(double factor) const {
     const MetricsRow row = last_tick();
-    if (!row.count("return_mean") || !row.count("length_mean")) return false;
+    if (!row.count("shaped_return_mean") || !row.count("return_mean") || !row.count("length_mean")) return false;
     const double length = row.at("length_mean");
-    return length > 0 && std::fabs(row.at("return_mean") - factor * length) <= 1e-6 * factor * length;
+    return length > 0 && std::fabs(row.at("shaped_return_mean") - factor * length) <= 1e-6 * factor * length &&
+           std::fabs(row.at("return_mean") - length) <= 1e-6 * length;
   }
   std::string log() const { return read_file(log_); }
   bool logged(const std::string& text) const { return log().find(text) != std::string::npos; }

@@ -312,6 +312,38 @@ TEST(ExplogEpisodes, AFilterKeepsOnlyItsRecordsAndTheIndexSkipsOtherChunks) {
                   });
 }
 
+TEST(ExplogEpisodes, AnEnvRewardColumnGivesTheEnvsOwnReturnAndWithoutOneItIsTheRewardsSum) {
+  // The rewards were shaped to 3 * the env's + 1 per step.
+  LogSchema schema = episode_schema();
+  schema.columns.push_back({"env_reward", DType::kF32, {}});
+  EXPECT_EQ(env_reward_column(schema), std::optional<size_t>(2));
+  EXPECT_FALSE(env_reward_column(episode_schema()).has_value());
+  std::vector<Record> records = interleaved_episodes();
+  for (Record& r : records) {
+    r.columns.emplace_back();
+    for (int32_t t = 0; t < r.meta.steps; ++t) {
+      float shaped;
+      std::memcpy(&shaped, r.columns[1].data() + t * sizeof shaped, sizeof shaped);
+      put<float>(r.columns[2], (shaped - 1) / 3);
+    }
+  }
+  TempDir dir;
+  write_log(dir.path(), schema, records, 1);
+  LogReader reader(dir.path());
+  const std::vector<EpisodeSummary> episodes = summarize_episodes(reader);
+  ASSERT_EQ(episodes.size(), 5u);
+  for (const EpisodeSummary& e : episodes) {
+    EXPECT_NEAR(e.env_return, (e.total_reward - static_cast<double>(e.steps)) / 3, 1e-6) << e.episode_id;
+  }
+  EXPECT_DOUBLE_EQ(episodes[0].total_reward, 1.25);
+  EXPECT_NEAR(episodes[0].env_return, (1.25 - 5) / 3, 1e-6);
+
+  TempDir plain;
+  write_log(plain.path(), episode_schema(), interleaved_episodes(), 1);
+  LogReader plain_reader(plain.path());
+  for (const EpisodeSummary& e : summarize_episodes(plain_reader)) EXPECT_EQ(e.env_return, e.total_reward);
+}
+
 TEST(ExplogEpisodes, ALogWithoutARewardColumnHasZeroReturns) {
   LogSchema schema = episode_schema();
   schema.columns.pop_back();

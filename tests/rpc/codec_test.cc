@@ -89,6 +89,7 @@ void expect_same(const StepBatch& a, const StepBatch& b) {
   EXPECT_EQ(a.observations, b.observations);
   EXPECT_EQ(a.rewards, b.rewards);
   EXPECT_EQ(a.flags, b.flags);
+  EXPECT_EQ(a.env_rewards, b.env_rewards);
 }
 
 void expect_same(const ActionBatch& a, const ActionBatch& b) {
@@ -124,6 +125,22 @@ TEST(Codec, WelcomeSurvivesARoundTripWithEveryFieldOfItsEnvSpec) {
 TEST(Codec, StepBatchSurvivesARoundTripWithEveryField) {
   const StepBatch sent = sample_step_batch(77, 5, 16);
   expect_same(decode_as<StepBatch>(encode(sent)), sent);
+}
+
+TEST(Codec, StepBatchCarriesTheEnvsOwnRewardsBesideTheShapedOnes) {
+  StepBatch sent = sample_step_batch(77, 3, 16);
+  sent.env_rewards = {1.f, -0.5f, 0.f};
+  const StepBatch got = decode_as<StepBatch>(encode(sent));
+  EXPECT_EQ(got.env_rewards, (std::vector<float>{1.f, -0.5f, 0.f}));
+  expect_same(got, sent);
+  // Without shaping the field stays empty: the rewards are the env's own.
+  EXPECT_TRUE(decode_as<StepBatch>(encode(sample_step_batch(77, 3, 16))).env_rewards.empty());
+}
+
+TEST(Codec, StepBatchWithEnvRewardsNotOnePerEnvIsRejected) {
+  StepBatch batch = sample_step_batch(1, 4);
+  batch.env_rewards = {1.f, 2.f};
+  EXPECT_NE(decode_error(encode(batch)).find("2 env rewards"), std::string::npos);
 }
 
 TEST(Codec, ActionBatchSurvivesARoundTrip) {

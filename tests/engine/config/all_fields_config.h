@@ -77,6 +77,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.stop.seconds = 90.5;
   c.stop.return_mean = -150;
   c.stop.eval_return_mean = 180;
+  c.stop.on_shaped_return = true;
   c.log.interval_s = 2.5;
   c.log.progress = false;
   c.checkpoint.interval_s = 60;

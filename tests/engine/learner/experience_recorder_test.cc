@@ -63,8 +63,9 @@ struct Driver {
   int slot;
   UnrollPtr step(float x, float reward, uint8_t flags, int64_t action) {
     const float obs[2] = {static_cast<float>(slot), x};
+    // As if reward shaping doubled the env's rewards.
     UnrollPtr done = store.observe(slot, reinterpret_cast<const uint8_t*>(obs), reward, flags,
-                                   static_cast<uint64_t>(x) + 100);
+                                   static_cast<uint64_t>(x) + 100, reward / 2);
     store.act(slot, &action, -0.25f * x, static_cast<int64_t>(x) + 1000);
     return done;
   }
@@ -136,7 +137,8 @@ TEST(ExperienceRecorder, CutsUnrollsIntoPerEpisodeRecordsWithEveryField) {
   std::vector<std::string> names;
   for (const explog::ColumnSpec& c : reader.schema().columns) names.push_back(c.name);
   EXPECT_EQ(names, (std::vector<std::string>{"observation", "action", "reward", "terminated", "truncated",
-                                              "behaviour_logp", "policy_version", "config_version"}));
+                                              "behaviour_logp", "policy_version", "config_version",
+                                              "env_reward"}));
   const std::vector<explog::Record> records = explog::testing::read_all(reader);
   ASSERT_EQ(records.size(), 2u);
   const explog::Record& ep7 = records[0];
@@ -157,6 +159,7 @@ TEST(ExperienceRecorder, CutsUnrollsIntoPerEpisodeRecordsWithEveryField) {
   EXPECT_EQ(column<float>(ep7, 5), (std::vector<float>{0.f, -0.25f, -0.5f}));
   EXPECT_EQ(column<int64_t>(ep7, 6), (std::vector<int64_t>{1000, 1001, 1002}));
   EXPECT_EQ(column<int64_t>(ep7, 7), (std::vector<int64_t>{100, 101, 102}));
+  EXPECT_EQ(column<float>(ep7, 8), (std::vector<float>{0.5f, 1, 0}));  // the env's own, before shaping
 
   const explog::Record& ep8 = records[1];
   EXPECT_EQ(ep8.meta.episode_id, 8);
@@ -164,6 +167,48 @@ TEST(ExperienceRecorder, CutsUnrollsIntoPerEpisodeRecordsWithEveryField) {
   EXPECT_EQ(ep8.meta.steps, 1);  // x_4 is step T: it belongs to the next unroll
   EXPECT_EQ(ep8.meta.flags, explog::kIsFirst);
   EXPECT_EQ(column<float>(ep8, 2), (std::vector<float>{3}));
+  EXPECT_EQ(column<float>(ep8, 8), (std::vector<float>{1.5f}));
+}
+
+TEST(ExperienceRecorder, AResumedLogWrittenBeforeTheEnvRewardColumnKeepsItsColumns) {
+  TempDir tmp;
+  const envs::EnvSpec spec = vector_spec();
+  const UnrollShape shape = UnrollShape::from_spec(spec, 4);
+  // The log an older moonseed wrote: the same columns but env_reward.
+  explog::LogSchema old_schema = ExperienceRecorder::schema_for(spec, "run-1", "lz4", false);
+  ASSERT_EQ(old_schema.columns.back().name, "env_reward");
+  old_schema.columns.pop_back();
+  {
+    explog::WriterOptions options;
+    options.directory = tmp.sub("log");
+    explog::LogWriter writer(old_schema, options);
+    explog::RecordMeta meta;
+    meta.steps = 1;
+    meta.flags = explog::kIsFirst;
+    const uint8_t zeros[16] = {};
+    std::vector<const uint8_t*> columns(old_schema.columns.size(), zeros);
+    ASSERT_TRUE(writer.append(meta, columns.data()));
+    writer.close();
+  }
+  UnrollStore store(4, UnrollPool::create(shape));
+  store.set_next_episode_id(ExperienceRecorder::next_episode_id(tmp.sub("log")));
+  ExperienceRecorder recorder(small_config(), tmp.sub("log"), "run-1", spec, shape, kEnvsPerActor);
+  Driver env{store, 0};
+  env.step(0, 0.f, envs::kFirst, 1);
+  for (int x = 1; x < 4; ++x) env.step(static_cast<float>(x), 1.f, 0, 1);
+  UnrollPtr done = env.step(4, 1.f, 0, 1);
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(recorder.offer(std::move(done)));
+  recorder.close();
+  EXPECT_TRUE(recorder.stats().error.empty()) << recorder.stats().error;
+
+  // Both segments read back: the new one has the old log's columns.
+  explog::LogReader reader(tmp.sub("log"));
+  EXPECT_TRUE(reader.problems().empty()) << reader.problems().front().message;
+  EXPECT_EQ(reader.schema().columns.size(), old_schema.columns.size());
+  const std::vector<explog::Record> records = explog::testing::read_all(reader);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].meta.steps, 4);
 }
 
 TEST(ExperienceRecorder, AnEpisodeContinuesAcrossUnrollsAndEndsByTruncation) {
