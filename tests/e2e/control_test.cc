@@ -27,7 +27,8 @@ class ControlRun : public ::testing::Test {
  protected:
   void SetUp() override {
     learner_.emplace(std::vector<std::string>{kBinary, "run", kExample, "runs_dir=" + dir_ + "/runs",
-                                              "log.interval_s=0.25", "stop.return_mean=0", "stop.seconds=120",
+                                              "log.interval_s=0.25", "stop.return_mean=0", "stop.seconds=0",
+                                              kUntilStopped,
                                               "--no-watch"},
                      log_);
     ASSERT_TRUE(eventually(60, [&] { return !run_dir().empty() && std::filesystem::exists(run_dir() + "/control.address"); }))
