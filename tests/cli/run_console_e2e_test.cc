@@ -54,7 +54,7 @@ TEST_F(RunConsole, TheReplStartsAHeadlessRunChangesItAndWaitsForIt) {
   ASSERT_TRUE(repl.screen().expect(prompt)) << repl.screen().output();
   enter(repl, prompt,
         "r = ms.start('" + kExample + "', {'runs_dir=" + runs() +
-            "', 'stop.seconds=120', 'stop.return_mean=0', 'log.interval_s=0.25'})");
+            "', 'stop.seconds=0', 'stop.frames=1000000000', 'stop.return_mean=0', 'log.interval_s=0.25'})");
   // Wait (printing nothing) until it trained a little.
   enter(repl, prompt, "repeat r:wait(0.2) until r:status().optimizer_steps > 0");
   EXPECT_EQ(enter(repl, prompt, "r:set('optimizer.lr', 2.5e-4).config_version"), "1");
@@ -71,8 +71,8 @@ TEST_F(RunConsole, TheReplStartsAHeadlessRunChangesItAndWaitsForIt) {
 }
 
 TEST_F(RunConsole, AttachConnectsAConsoleToARunningRun) {
-  PtyProcess run({kBinary, "run", kExample, "runs_dir=" + runs(), "--quiet", "stop.seconds=120",
-                  "stop.return_mean=0", "--no-watch"},
+  PtyProcess run({kBinary, "run", kExample, "runs_dir=" + runs(), "--quiet", "stop.seconds=0",
+                  "stop.frames=1000000000", "stop.return_mean=0", "--no-watch"},
                  env());
   std::string dir;
   for (int i = 0; i < 600 && (dir.empty() || !std::filesystem::exists(dir + "/control.address")); ++i) {

@@ -59,7 +59,7 @@ void expect_whole_rows(const TrainingRun& run) {
 
 TEST(ActorFaults, FourActorsKilledAtAFixedRateStayMostlyConnectedAndRejoinFast) {
   TrainingRun run(kExample, {"log.interval_s=0.2", "stop.return_mean=0", "topology.actors=4"}, "moonseed-kills");
-  ChildProcess learner(run.args({"stop.seconds=600"}), run.log);
+  ChildProcess learner(run.args({kUntilStopped}), run.log);
   ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "actors") == 4; }))
       << read_file(run.log);
   constexpr int kKills = 16;
@@ -109,7 +109,7 @@ TEST(ActorFaults, FourActorsKilledAtAFixedRateStayMostlyConnectedAndRejoinFast) 
 TEST(ActorFaults, AStoppedLocalActorIsReportedKilledAndReplaced) {
   TrainingRun run(kExample, {"log.interval_s=0.2", "stop.return_mean=0", "topology.actor_timeout_s=2"},
                   "moonseed-hung");
-  ChildProcess learner(run.args({"stop.seconds=600"}), run.log);
+  ChildProcess learner(run.args({kUntilStopped}), run.log);
   ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "actors") == 2; }))
       << read_file(run.log);
   const pid_t victim = pid_in(run, 0);
@@ -134,7 +134,7 @@ TEST(ActorFaults, ARemoteActorIsLoggedAsItJoinsHangsAndComesBackAfterSigcont) {
                   {"log.interval_s=0.2", "stop.return_mean=0", "topology.actor_timeout_s=2",
                    "topology.local_actors=1"},
                   "moonseed-remote");
-  ChildProcess learner(run.args({"stop.seconds=600"}), run.log);
+  ChildProcess learner(run.args({kUntilStopped}), run.log);
   const std::string address = run.address_once_connected(1, 60);
   ASSERT_FALSE(address.empty()) << read_file(run.log);
   const std::string remote_log = run.runs_dir + "/remote.log";
@@ -180,7 +180,7 @@ TEST(ActorFaults, ActorsThatFailAtStartAreParkedAndTheRunStopsQuotingTheirLog) {
   ::chmod((dir + "/moonseed").c_str(), 0755);
   ::chmod((dir + "/moonseed-engine").c_str(), 0755);
   TrainingRun run(kExample, {"log.interval_s=0.2", "stop.return_mean=0"}, "moonseed-parked");
-  std::vector<std::string> args = run.args({"stop.seconds=600"});
+  std::vector<std::string> args = run.args({kUntilStopped});
   args[0] = dir + "/moonseed";
   ChildProcess learner(args, run.log);
   // 1 + 2 + 4 + 8 s of backoff, then the fifth early death parks each slot.

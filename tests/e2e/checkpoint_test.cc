@@ -64,7 +64,7 @@ std::string kill_as_a_file_appears(ChildProcess& learner, DirectoryWatch& watch,
 TEST(CheckpointFaults, AKillAsEachCheckpointFileAppearsResumesTheNewestCompleteCheckpointWithItsReplay) {
   TrainingRun run(kR2d2,
                   {"log.interval_s=0.25", "stop.eval_return_mean=0", "r2d2.min_fill=64", "r2d2.capacity=1000",
-                   "checkpoint.interval_s=1", "stop.seconds=600", "log.progress=false"},
+                   "checkpoint.interval_s=1", kUntilStopped, "log.progress=false"},
                   "moonseed-ckpt-kill");
   auto learner = std::make_unique<ChildProcess>(run.args({}), run.log);
   ASSERT_TRUE(eventually(60, [&] { return fs::is_directory(run.run_dir() + "/checkpoints"); })) << read_file(run.log);
@@ -128,10 +128,13 @@ TEST(CheckpointFaults, EachResumeWritesAResumeEventAndNoCounterGoesBack) {
                   {"log.interval_s=0.25", "stop.eval_return_mean=0", "r2d2.min_fill=64", "r2d2.capacity=1000",
                    "log.progress=false"},
                   "moonseed-ckpt-resume");
-  ChildProcess first(run.args({"stop.seconds=3"}), run.log);
+  // 10000 frames a run: acting waits for learning (r2d2.samples_per_insert = 1),
+  // so each trains; after 30000 (900 steps of each env, episodes end by 500)
+  // the evaluation envs have ended episodes.
+  ChildProcess first(run.args({"stop.frames=10000"}), run.log);
   ASSERT_EQ(first.wait(120), std::optional<int>(0)) << read_file(run.log);
-  for (const char* seconds : {"stop.seconds=6", "stop.seconds=9"}) {
-    ChildProcess next({kBinary, "run", "--resume", run.run_dir(), seconds}, run.log);
+  for (int resume = 0; resume < 2; ++resume) {
+    ChildProcess next({kBinary, "run", "--resume", run.run_dir(), frames_past_last_row(run, 10000)}, run.log);
     ASSERT_EQ(next.wait(120), std::optional<int>(0)) << read_file(run.log);
   }
   const std::vector<MetricsLine> lines = read_metrics_lines(run.run_dir() + "/metrics.jsonl");
@@ -164,17 +167,28 @@ TEST(CheckpointFaults, EachResumeWritesAResumeEventAndNoCounterGoesBack) {
 // before the save waited for the training step in flight.
 TEST(CheckpointFaults, EveryCheckpointHoldsTheStepItsNameSays) {
   TrainingRun run(kVtrace, {"log.interval_s=0.25", "stop.return_mean=0", "checkpoint.interval_s=1",
-                            "checkpoint.keep=100", "stop.seconds=7", "log.progress=false"},
+                            "checkpoint.keep=100", kUntilStopped, "log.progress=false"},
                   "moonseed-ckpt-names");
   ChildProcess learner(run.args({}), run.log);
   ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "optimizer_steps") > 0; }))
       << read_file(run.log);
-  // One more, asked for on the control socket while training goes on.
+  const std::string dir = run.run_dir() + "/checkpoints";
+  const auto checkpoints = [&] {
+    size_t n = 0;
+    if (fs::is_directory(dir)) {
+      for (const std::string& name : file_names(dir)) n += kind_of(name) == ".pt" ? 1 : 0;
+    }
+    return n;
+  };
+  // Three written every second while training goes on, one more asked for on
+  // the control socket, then the final one at the stop.
+  ASSERT_TRUE(eventually(120, [&] { return checkpoints() >= 3; })) << read_file(run.log);
   ChildProcess ctl({kBinary, "ctl", run.run_dir(), "checkpoint"}, run.runs_dir + "/ctl.log");
   EXPECT_EQ(ctl.wait(60), std::optional<int>(0)) << read_file(run.runs_dir + "/ctl.log");
+  ASSERT_TRUE(eventually(120, [&] { return checkpoints() >= 4; })) << read_file(run.log);
+  learner.signal(SIGINT);
   ASSERT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
 
-  const std::string dir = run.run_dir() + "/checkpoints";
   size_t checked = 0;
   for (const std::string& name : file_names(dir)) {
     const int64_t step = checkpoint_step(name);

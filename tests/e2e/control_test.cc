@@ -28,7 +28,8 @@ class ControlRun : public ::testing::Test {
   void SetUp() override { start(kExample); }
   void start(const std::string& script) {
     learner_.emplace(std::vector<std::string>{kBinary, "run", script, "runs_dir=" + dir_ + "/runs",
-                                              "log.interval_s=0.25", "stop.return_mean=0", "stop.seconds=120",
+                                              "log.interval_s=0.25", "stop.return_mean=0", "stop.seconds=0",
+                                              kUntilStopped,
                                               "--no-watch"},
                      log_);
     ASSERT_TRUE(eventually(60, [&] { return !run_dir().empty() && std::filesystem::exists(run_dir() + "/control.address"); }))

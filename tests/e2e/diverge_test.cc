@@ -42,7 +42,7 @@ void write_diverged_checkpoint(const std::string& run_dir, const std::string& go
 
 TEST(Diverged, ARunWhoseModelIsNanStopsWithTheReasonAndExitsOne) {
   TrainingRun run(kVtrace, {"log.interval_s=0.25", "stop.return_mean=0", "log.progress=false"}, "moonseed-diverge");
-  ChildProcess first(run.args({"stop.seconds=2"}), run.log);
+  ChildProcess first(run.args({"stop.frames=5000"}), run.log);
   ASSERT_EQ(first.wait(120), std::optional<int>(0)) << read_file(run.log);
   const std::string dir = run.run_dir() + "/checkpoints";
   const std::vector<std::string> good = file_names(dir);
@@ -54,7 +54,7 @@ TEST(Diverged, ARunWhoseModelIsNanStopsWithTheReasonAndExitsOne) {
 
   // The resumed run acts with NaN weights at its first step.
   const std::string log = run.runs_dir + "/resume.log";
-  ChildProcess resumed({kBinary, "run", "--resume", run.run_dir(), "stop.seconds=60"}, log);
+  ChildProcess resumed({kBinary, "run", "--resume", run.run_dir(), kUntilStopped}, log);
   ASSERT_EQ(resumed.wait(120), std::optional<int>(1)) << read_file(log);
   const std::string out = read_file(log);
   EXPECT_NE(out.find("the model's outputs went non-finite at optimizer step " + std::to_string(step + 1)),

@@ -58,7 +58,7 @@ void expect_modes(const std::string& run_dir, unsigned dir_mode, unsigned file_m
 TEST(FilesAndSecrets, ARunsDirectoryAndFilesAreTheOwnersOnlyOrGroupReadableWhenAsked) {
   for (const bool group : {false, true}) {
     CartpoleRun run;
-    ChildProcess learner(run.args({"stop.seconds=2", group ? "group_access=true" : "group_access=false"}), run.log);
+    ChildProcess learner(run.args({"stop.frames=5000", group ? "group_access=true" : "group_access=false"}), run.log);
     ASSERT_EQ(learner.wait(90), std::optional<int>(0)) << read_file(run.log);
     ASSERT_FALSE(run.run_dir().empty());
     SCOPED_TRACE(group ? "group_access=true" : "group_access=false");
@@ -70,7 +70,7 @@ TEST(FilesAndSecrets, TokensComeFromAFileNeverFromTheCommandLine) {
   CartpoleRun run;
   const std::string secret = token_file(run.runs_dir, "token", "s3cret");
   // Listening on every interface is allowed with a token; the local actor gets it through the environment.
-  ChildProcess learner(run.args({"stop.seconds=300", "topology.transport=\"tcp\"", "topology.local_actors=1",
+  ChildProcess learner(run.args({kUntilStopped, "topology.transport=\"tcp\"", "topology.local_actors=1",
                                  "topology.listen=\"tcp:0.0.0.0:0\"", "--auth-token-file", secret}),
                        run.log);
   const std::string address = run.address_once_connected(1, 60);
@@ -99,7 +99,7 @@ TEST(FilesAndSecrets, TokensComeFromAFileNeverFromTheCommandLine) {
 
 TEST(FilesAndSecrets, ALearnerReachableFromOtherHostsNeedsATokenOrInsecure) {
   CartpoleRun run;
-  const std::vector<std::string> open = {"stop.seconds=2", "topology.transport=\"tcp\"",
+  const std::vector<std::string> open = {"stop.frames=5000", "topology.transport=\"tcp\"",
                                          "topology.listen=\"tcp:0.0.0.0:0\""};
   ChildProcess refused(run.args(open), run.log);
   EXPECT_EQ(refused.wait(60), std::optional<int>(1)) << read_file(run.log);
@@ -117,7 +117,7 @@ TEST(FilesAndSecrets, ALearnerReachableFromOtherHostsNeedsATokenOrInsecure) {
 TEST(FilesAndSecrets, AReaderThatClosesThePipeDoesNotCostTheFinalCheckpoint) {
   CartpoleRun run;
   std::string command;
-  for (const std::string& a : run.args({"stop.seconds=3", "log.progress=false"})) command += "'" + a + "' ";
+  for (const std::string& a : run.args({"stop.frames=5000", "log.progress=false"})) command += "'" + a + "' ";
   // head reads one line and exits; the run writes more lines to the closed pipe.
   ChildProcess shell({"/bin/sh", "-c", command + "2>&1 | head -n 1"}, run.log);
   EXPECT_EQ(shell.wait(90), std::optional<int>(0)) << read_file(run.log);

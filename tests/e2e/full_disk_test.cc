@@ -87,7 +87,8 @@ TEST_F(FullDisk, CheckpointsAndMetricsRowsFailButTheRunGoesOnAndKeepsWhatItHas) 
   learner_ = std::make_unique<ChildProcess>(
       std::vector<std::string>{kBinary, "run", kR2d2, "runs_dir=" + disk_, "log.interval_s=0.1",
                                "checkpoint.interval_s=1", "checkpoint.keep=2", "stop.eval_return_mean=0",
-                               "r2d2.min_fill=64", "r2d2.capacity=1000", "stop.seconds=600", "log.progress=false"},
+                               "r2d2.min_fill=64", "r2d2.capacity=1000", "stop.seconds=0", kUntilStopped,
+                               "log.progress=false"},
       log);
   ASSERT_TRUE(eventually(60, [&] { return list_dirs(disk_).size() == 1; })) << read_file(log);
   const std::string dir = list_dirs(disk_)[0];
@@ -193,7 +194,7 @@ TEST_F(FullDisk, RecordingStopsOnAFullDiskSaysItOncePublishesTheLogAndAResumeTra
   // recorded); chunks of 16 KiB, so that several fit before it is full.
   const std::string out = run_to_exit({"run", kVtrace, "runs_dir=" + runs, "record.enabled=true",
                                        "record.dir=\"" + experience + "\"", "record.chunk_kb=16",
-                                       "stop.frames=200000", "stop.return_mean=0", "log.interval_s=0.25",
+                                       "stop.frames=200000", "stop.seconds=0", "stop.return_mean=0", "log.interval_s=0.25",
                                        "log.progress=false"},
                                       "learner.log");
   expect_recording_off_said_once(out, experience);
@@ -239,7 +240,7 @@ int64_t number_before(const std::string& text, const std::string& suffix) {
 // --resume stopped at once, unable to rewrite config.lua, before training.
 TEST_F(FullDisk, AResumeWhoseRunDirectoryIsOnAFullDiskTrainsWithoutRecording) {
   run_to_exit({"run", kVtrace, "runs_dir=" + disk_, "record.enabled=true", "record.chunk_kb=16",
-               "stop.frames=30000", "stop.return_mean=0", "log.progress=false"},
+               "stop.frames=30000", "stop.seconds=0", "stop.return_mean=0", "log.progress=false"},
               "learner.log");
   const std::string dir = list_dirs(disk_).at(0);
   const std::string experience = dir + "/experience";

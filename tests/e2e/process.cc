@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -137,10 +138,15 @@ TrainingRun::TrainingRun(std::string script_path, std::vector<std::string> fixed
       log(runs_dir + "/learner.log") {}
 
 std::vector<std::string> TrainingRun::args(const std::vector<std::string>& extra) const {
-  std::vector<std::string> a = {MOONSEED_BINARY, "run", script, "runs_dir=" + runs_dir};
+  std::vector<std::string> a = {MOONSEED_BINARY, "run", script, "runs_dir=" + runs_dir, "stop.seconds=0"};
   a.insert(a.end(), fixed.begin(), fixed.end());
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
+}
+
+std::string frames_past_last_row(const TrainingRun& run, int64_t more) {
+  const double frames = last(run.metrics(), "frames");
+  return "stop.frames=" + std::to_string(static_cast<int64_t>(std::max(0.0, frames)) + more);
 }
 
 std::string TrainingRun::run_dir() const {

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -50,9 +51,15 @@ double last(const std::vector<MetricsRow>& rows, const std::string& key);
 
 // `moonseed run SCRIPT` in a fresh runs directory: the command line with the
 // test's fixed overrides, and the run directory and metrics it wrote.
+// No test run stops on time: a CPU shared with other work would cut it short
+// of what the test checks. It stops on frames (stop.frames: acting waits for
+// training, so frames bound the optimizer steps too), on a signal or on
+// `moonseed ctl RUN stop`, and the test waits for it with a generous bound
+// that only a hung run reaches.
 struct TrainingRun {
   TrainingRun(std::string script, std::vector<std::string> fixed, const std::string& prefix = "moonseed-e2e");
-  // binary, "run", script, runs_dir=..., the fixed overrides, then `extra`.
+  // binary, "run", script, runs_dir=..., stop.seconds=0 (the shipped examples
+  // set a time limit), the fixed overrides, then `extra`.
   std::vector<std::string> args(const std::vector<std::string>& extra) const;
   // The single run directory under runs_dir ("" while there is none, or several).
   std::string run_dir() const;
@@ -66,6 +73,15 @@ struct TrainingRun {
   std::string runs_dir;
   std::string log;  // where a test sends the learner's output
 };
+
+// A frame count no test run reaches: with it (and stop.seconds=0, which
+// TrainingRun::args puts first) a run lasts until the test stops it (a signal,
+// `moonseed ctl RUN stop`), however slow the machine.
+inline const std::string kUntilStopped = "stop.frames=1000000000";
+
+// "stop.frames=N" for `--resume`: `more` frames past the newest row of `run`
+// (the stop row of the run it resumes), whatever that run overshot its own limit by.
+std::string frames_past_last_row(const TrainingRun& run, int64_t more);
 
 // Writes `text` to a new file and renames it over `path`, as editors save.
 void save_like_an_editor(const std::string& path, const std::string& text);

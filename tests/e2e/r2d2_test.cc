@@ -24,6 +24,11 @@ struct R2d2Run : TrainingRun {
                                "r2d2.capacity=1000"}, "moonseed-r2d2") {}
 };
 
+// A short run that trains: with r2d2.samples_per_insert = 1 acting waits for
+// learning, so 10000 frames (about 300 steps of each of 32 envs, hundreds of
+// sequences) are optimizer steps too, however the machine is loaded.
+const std::string kShortRun = "stop.frames=10000";
+
 std::vector<std::string> files_in(const std::string& dir) {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path().filename().string());
@@ -32,7 +37,7 @@ std::vector<std::string> files_in(const std::string& dir) {
 
 TEST(R2d2EndToEnd, TrainsThroughActorProcessesAndCheckpointsItsReplay) {
   R2d2Run run;
-  ChildProcess learner(run.args({"stop.seconds=8"}), run.log);
+  ChildProcess learner(run.args({kShortRun}), run.log);
   ASSERT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
   const auto rows = run.metrics();
   ASSERT_GE(rows.size(), 3u) << read_file(run.log);
@@ -58,7 +63,7 @@ TEST(R2d2EndToEnd, TrainsThroughActorProcessesAndCheckpointsItsReplay) {
 
 TEST(R2d2EndToEnd, ResumeRestoresTheReplayAndTheCounters) {
   R2d2Run run;
-  ChildProcess first(run.args({"stop.seconds=5"}), run.log);
+  ChildProcess first(run.args({kShortRun}), run.log);
   ASSERT_EQ(first.wait(120), std::optional<int>(0)) << read_file(run.log);
   const double steps_before = last(run.metrics(), "optimizer_steps");
   const double replay_before = last(run.metrics(), "replay_size");
@@ -66,8 +71,9 @@ TEST(R2d2EndToEnd, ResumeRestoresTheReplayAndTheCounters) {
   ASSERT_GT(steps_before, 0) << read_file(run.log);
   ASSERT_GE(replay_before, 64);
 
-  // A resumed run's clock goes on from the checkpoint's (5 s): 4 s more.
-  ChildProcess second({kBinary, "run", "--resume", run.run_dir(), "stop.seconds=9", "log.interval_s=0.25"},
+  // A resumed run's frames go on from the checkpoint's: 10000 more.
+  ChildProcess second({kBinary, "run", "--resume", run.run_dir(), frames_past_last_row(run, 10000),
+                       "log.interval_s=0.25"},
                       run.log);
   ASSERT_EQ(second.wait(120), std::optional<int>(0)) << read_file(run.log);
   const std::string out = read_file(run.log);

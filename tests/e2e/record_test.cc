@@ -89,9 +89,13 @@ struct RecordedCartpole : TrainingRun {
                     {"log.interval_s=0.25", "stop.return_mean=0", "record.enabled=true"}, "moonseed-record") {}
 };
 
+// A short V-trace run that trains (acting waits for training: of 20000
+// frames all but about 3000 are trained on) and ends hundreds of episodes.
+const std::string kShortVtraceRun = "stop.frames=20000";
+
 TEST(RecordEndToEnd, AVtraceRunRecordsWholeEpisodesOfEveryActorAndEnv) {
   RecordedCartpole run;
-  ChildProcess learner(run.args({"stop.seconds=4"}), run.log);
+  ChildProcess learner(run.args({kShortVtraceRun}), run.log);
   ASSERT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
   const std::string out = read_file(run.log);
   EXPECT_NE(out.find("recording experience to " + run.run_dir() + "/experience"), std::string::npos) << out;
@@ -153,7 +157,7 @@ TEST(RecordEndToEnd, AVtraceRunRecordsWholeEpisodesOfEveryActorAndEnv) {
 
 TEST(RecordEndToEnd, AKilledLearnerLeavesAReadableLogAndAResumeContinuesIt) {
   RecordedCartpole run;
-  ChildProcess learner(run.args({"stop.seconds=300", "record.sync_interval_s=0.2", "checkpoint.interval_s=1"}),
+  ChildProcess learner(run.args({kUntilStopped, "record.sync_interval_s=0.2", "checkpoint.interval_s=1"}),
                        run.log);
   ASSERT_TRUE(eventually(60, [&] {
     return !run.run_dir().empty() && last(run.metrics(), "record_durable_records") > 200 &&
@@ -190,9 +194,8 @@ TEST(RecordEndToEnd, AKilledLearnerLeavesAReadableLogAndAResumeContinuesIt) {
     episodes_of(reader, records);  // no gaps within an episode
   }
 
-  // (stop.seconds counts from the run's start, which the resumed run continues.)
   const size_t rows_before = run.metrics().size();
-  ChildProcess resumed({kBinary, "run", "--resume", run.run_dir(), "stop.seconds=600", "log.interval_s=0.25"},
+  ChildProcess resumed({kBinary, "run", "--resume", run.run_dir(), kUntilStopped, "log.interval_s=0.25"},
                        run.log);
   EXPECT_TRUE(eventually(60, [&] {
     const auto rows = run.metrics();
@@ -210,7 +213,7 @@ TEST(RecordEndToEnd, AKilledLearnerLeavesAReadableLogAndAResumeContinuesIt) {
 TEST(RecordEndToEnd, AnUnusableLogDirectoryTurnsRecordingOffAndTrainingGoesOn) {
   RecordedCartpole run;
   // config.lua is a file, so nothing can be created under it.
-  ChildProcess learner(run.args({"stop.seconds=3", "record.dir=\"config.lua/experience\""}), run.log);
+  ChildProcess learner(run.args({kShortVtraceRun, "record.dir=\"config.lua/experience\""}), run.log);
   ASSERT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
   const std::string out = read_file(run.log);
   EXPECT_NE(out.find("experience recording is off"), std::string::npos) << out;
@@ -224,7 +227,7 @@ TEST(RecordEndToEnd, AnR2d2RunRecordsItsTrainingEnvsWithEpsilonGreedyLogProbs) {
                   {"log.interval_s=0.25", "stop.eval_return_mean=0", "r2d2.min_fill=64", "r2d2.capacity=1000",
                    "record.enabled=true", "r2d2.epsilon_base=0.4", "r2d2.epsilon_alpha=7"},
                   "moonseed-record-r2d2");
-  ChildProcess learner(run.args({"stop.seconds=5"}), run.log);
+  ChildProcess learner(run.args({"stop.frames=5000"}), run.log);
   ASSERT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
   explog::LogReader reader(run.run_dir() + "/experience");
   const std::vector<explog::Record> records = read_all(reader);
@@ -264,13 +267,16 @@ MetricsRow warm_start_event(const std::string& run_dir) {
 
 TEST(WarmStartEndToEnd, AVtraceRunClonedFromARecordedTeacherStartsWhereTheTeacherWas) {
   RecordedCartpole teacher;
-  ChildProcess t(teacher.args({"stop.return_mean=400", "stop.seconds=60"}), teacher.log);
-  ASSERT_EQ(t.wait(120), std::optional<int>(0)) << read_file(teacher.log);
+  // However long it takes the teacher to learn: the bound only fails a run that does not.
+  ChildProcess t(teacher.args({"stop.return_mean=400"}), teacher.log);
+  ASSERT_EQ(t.wait(240), std::optional<int>(0)) << read_file(teacher.log);
   ASSERT_GE(last(teacher.metrics(), "return_mean"), 400) << read_file(teacher.log);
 
   TrainingRun student(kSource + "/examples/cartpole_vtrace.lua", {"log.interval_s=0.25", "stop.return_mean=0"},
                       "moonseed-warm");
-  ChildProcess s(student.args({"stop.seconds=4", "warm_start.log=\"" + teacher.run_dir() + "\"",
+  // 64000 frames are 1000 steps of each of the 64 envs: every env ends an
+  // episode (CartPole cuts them at 500 steps), so a row counts 64 episodes.
+  ChildProcess s(student.args({"stop.frames=64000", "warm_start.log=\"" + teacher.run_dir() + "\"",
                                "warm_start.steps=300"}),
                  student.log);
   ASSERT_EQ(s.wait(120), std::optional<int>(0)) << read_file(student.log);
@@ -297,11 +303,13 @@ TEST(WarmStartEndToEnd, AnR2d2RunPrefillsItsReplayFromARecordedLog) {
   const std::vector<std::string> fixed = {"log.interval_s=0.25", "stop.eval_return_mean=0", "r2d2.min_fill=64",
                                           "r2d2.capacity=1000"};
   TrainingRun teacher(kSource + "/examples/cartpole_r2d2.lua", fixed, "moonseed-warm-r2d2");
-  ChildProcess t(teacher.args({"stop.seconds=5", "record.enabled=true"}), teacher.log);
+  // 32 envs, 28 of them recorded: hundreds of logged unrolls of 16 steps.
+  ChildProcess t(teacher.args({"stop.frames=10000", "record.enabled=true"}), teacher.log);
   ASSERT_EQ(t.wait(120), std::optional<int>(0)) << read_file(teacher.log);
 
   TrainingRun student(kSource + "/examples/cartpole_r2d2.lua", fixed, "moonseed-warm-r2d2");
-  ChildProcess s(student.args({"stop.seconds=3", "warm_start.log=\"" + teacher.run_dir() + "/experience\""}),
+  // Acting waits for learning (r2d2.samples_per_insert = 1), so 10000 frames train.
+  ChildProcess s(student.args({"stop.frames=10000", "warm_start.log=\"" + teacher.run_dir() + "/experience\""}),
                  student.log);
   ASSERT_EQ(s.wait(120), std::optional<int>(0)) << read_file(student.log);
   const MetricsRow event = warm_start_event(student.run_dir());
@@ -328,10 +336,10 @@ TEST(WarmStartEndToEnd, AnR2d2RunPrefillsItsReplayFromARecordedLog) {
 
 TEST(WarmStartEndToEnd, ALogOfAnotherEnvIsRefusedNamingTheColumn) {
   RecordedCartpole teacher;
-  ChildProcess t(teacher.args({"stop.seconds=3"}), teacher.log);
+  ChildProcess t(teacher.args({kShortVtraceRun}), teacher.log);
   ASSERT_EQ(t.wait(120), std::optional<int>(0)) << read_file(teacher.log);
   TrainingRun student(kSource + "/examples/cartpole_vtrace.lua", {"stop.return_mean=0"}, "moonseed-warm");
-  ChildProcess s(student.args({"stop.seconds=3", "env.id=\"Acrobot-v1\"",
+  ChildProcess s(student.args({kUntilStopped, "env.id=\"Acrobot-v1\"",
                                "warm_start.log=\"" + teacher.run_dir() + "\""}),
                  student.log);
   const std::optional<int> code = s.wait(60);

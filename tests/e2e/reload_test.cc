@@ -27,7 +27,8 @@ class ReloadRun : public ::testing::Test {
   }
   void start(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv = {kBinary, "run", script_, "runs_dir=" + dir_ + "/runs",
-                                     "log.interval_s=0.25", "stop.return_mean=0", "stop.seconds=120"};
+                                     "log.interval_s=0.25", "stop.return_mean=0", "stop.seconds=0",
+                                     kUntilStopped};
     argv.insert(argv.end(), extra.begin(), extra.end());
     learner_.emplace(argv, log_);
     ASSERT_TRUE(eventually(60, [&] { return trained_steps() > 0; })) << log();
@@ -165,9 +166,9 @@ TEST(ScheduledRun, TheLearningRateFollowsItsScheduleDuringARealRun) {
        "  optimizer = { lr = ms.linear { from = 1e-3, to = 1e-4, frames = 150000 } },\n"
        "}\n");
   ChildProcess learner({kBinary, "run", dir + "/exp.lua", "runs_dir=" + dir + "/runs", "log.interval_s=0.25",
-                        "stop.return_mean=0", "stop.frames=300000", "--no-watch"},
+                        "stop.return_mean=0", "stop.seconds=0", "stop.frames=300000", "--no-watch"},
                        dir + "/learner.log");
-  ASSERT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(dir + "/learner.log");
+  ASSERT_EQ(learner.wait(240), std::optional<int>(0)) << read_file(dir + "/learner.log");
   auto dirs = list_dirs(dir + "/runs");
   ASSERT_EQ(dirs.size(), 1u);
   std::vector<MetricsRow> rows = read_metrics(dirs[0] + "/metrics.jsonl");

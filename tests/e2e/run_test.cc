@@ -24,9 +24,15 @@ struct CartpoleRun : TrainingRun {
   CartpoleRun() : TrainingRun(kExample, {"log.interval_s=0.25", "stop.return_mean=0"}) {}
 };
 
+// A short run that trains: acting waits when 16 unrolls are queued and 3
+// batches of 16 are being prepared or trained, so of 20000 frames (64 envs,
+// unrolls of 20) all but about 3000 have been trained on: dozens of
+// optimizer steps, however the machine is loaded.
+const std::string kShortRun = "stop.frames=20000";
+
 TEST(EndToEnd, ARunTrainsThroughActorProcessesAndWritesItsRunDirectory) {
   CartpoleRun run;
-  ChildProcess learner(run.args({"stop.seconds=4"}), run.log);
+  ChildProcess learner(run.args({kShortRun}), run.log);
   std::optional<int> code = learner.wait(90);
   ASSERT_TRUE(code.has_value()) << read_file(run.log);
   EXPECT_EQ(*code, 0) << read_file(run.log);
@@ -58,7 +64,9 @@ TEST(EndToEnd, ARunTrainsThroughActorProcessesAndWritesItsRunDirectory) {
 
 TEST(EndToEnd, AContinuousActionEnvTrainsWithAGaussianPolicy) {
   CartpoleRun run;
-  ChildProcess learner(run.args({"stop.seconds=3", "env.id=\"Pendulum-v1\"", "topology.envs_per_actor=8"}),
+  // 16 envs: every one ends an episode (200 steps) by 3200 frames, and at most
+  // about 1600 frames wait untrained.
+  ChildProcess learner(run.args({"stop.frames=10000", "env.id=\"Pendulum-v1\"", "topology.envs_per_actor=8"}),
                        run.log);
   ASSERT_EQ(learner.wait(90), std::optional<int>(0)) << read_file(run.log);
   auto rows = run.metrics();
@@ -72,12 +80,13 @@ TEST(EndToEnd, AContinuousActionEnvTrainsWithAGaussianPolicy) {
 
 TEST(EndToEnd, ResumeContinuesCountersFromTheNewestCheckpoint) {
   CartpoleRun run;
-  ChildProcess first(run.args({"stop.seconds=3"}), run.log);
+  ChildProcess first(run.args({kShortRun}), run.log);
   ASSERT_EQ(first.wait(90), std::optional<int>(0)) << read_file(run.log);
   const double steps_before = last(run.metrics(), "optimizer_steps");
   ASSERT_GT(steps_before, 0);
 
-  ChildProcess second({kBinary, "run", "--resume", run.run_dir(), "stop.seconds=6", "log.interval_s=0.25"},
+  ChildProcess second({kBinary, "run", "--resume", run.run_dir(), frames_past_last_row(run, 20000),
+                       "log.interval_s=0.25"},
                       run.log);
   ASSERT_EQ(second.wait(90), std::optional<int>(0)) << read_file(run.log);
   auto rows = run.metrics();
@@ -87,7 +96,7 @@ TEST(EndToEnd, ResumeContinuesCountersFromTheNewestCheckpoint) {
 
 TEST(EndToEnd, SigintSavesACheckpointAndExitsCleanly) {
   CartpoleRun run;
-  ChildProcess learner(run.args({"stop.seconds=300"}), run.log);
+  ChildProcess learner(run.args({kUntilStopped}), run.log);
   ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "optimizer_steps") > 0; }))
       << read_file(run.log);
   learner.signal(SIGINT);
@@ -100,7 +109,7 @@ TEST(EndToEnd, SigintSavesACheckpointAndExitsCleanly) {
 
 TEST(EndToEnd, AKilledActorIsRestartedAndTrainingGoesOn) {
   CartpoleRun run;
-  ChildProcess learner(run.args({"stop.seconds=300"}), run.log);
+  ChildProcess learner(run.args({kUntilStopped}), run.log);
   ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "actors") == 2; }))
       << read_file(run.log);
   const std::string pid_file = run.run_dir() + "/actors/actor-0.pid";
@@ -124,7 +133,7 @@ TEST(EndToEnd, AKilledActorIsRestartedAndTrainingGoesOn) {
 
 TEST(EndToEnd, ARemoteActorJoinsOverTcp) {
   CartpoleRun run;
-  ChildProcess learner(run.args({"stop.seconds=300", "topology.transport=\"tcp\"", "topology.local_actors=1"}),
+  ChildProcess learner(run.args({kUntilStopped, "topology.transport=\"tcp\"", "topology.local_actors=1"}),
                        run.log);
   const std::string address = run.address_once_connected(1, 60);
   ASSERT_FALSE(address.empty()) << read_file(run.log);
@@ -142,7 +151,7 @@ TEST(EndToEnd, ARemoteActorJoinsOverTcp) {
 TEST(EndToEnd, AnActorReconnectsWhenItsLearnerComesBack) {
   CartpoleRun first_run, second_run;
   const std::string socket = first_run.runs_dir + "/learner.sock";
-  const std::vector<std::string> fixed = {"stop.seconds=300", "topology.local_actors=0",
+  const std::vector<std::string> fixed = {kUntilStopped, "topology.local_actors=0",
                                           "topology.actors=1", "topology.listen=\"unix:" + socket + "\""};
   auto learner = std::make_unique<ChildProcess>(first_run.args(fixed), first_run.log);
   ASSERT_TRUE(eventually(60, [&] { return std::filesystem::exists(socket); })) << read_file(first_run.log);

@@ -538,7 +538,7 @@ def main():
     log = open(log_path, "w")
     learner = subprocess.Popen(
         [MOONSEED, "run", EXAMPLE, "runs_dir=" + runs_dir, "log.interval_s=0.25", "stop.return_mean=0",
-         "stop.seconds=3600", "topology.actors=2", "topology.local_actors=1", 'topology.transport="tcp"',
+         "stop.seconds=0", "stop.frames=1000000000", "topology.actors=2", "topology.local_actors=1", 'topology.transport="tcp"',
          "--auth-token-file", token_file],
         stdout=log, stderr=subprocess.STDOUT)
     watch = Watch(learner)
