@@ -275,11 +275,8 @@ TEST_F(ActorLoop, ANewConfigIsTakenAtEachGroupsNextUnrollBoundaryAndStampedFromT
         EXPECT_TRUE(raw == 0.f || raw == 1.f) << "group " << group << " observation " << k << " env " << i
                                               << " reward " << batches[k].rewards[i];
       }
-      // The env's own rewards go along whenever the hook changed one.
-      if (k == 0) {
-        EXPECT_TRUE(batches[k].env_rewards.empty()) << "group " << group << ": resets carry no shaping";
-        continue;
-      }
+      // The env's own rewards go along whenever the hook changed one, the
+      // connection's reset batch included (the learner ignores a reset's reward).
       ASSERT_EQ(batches[k].env_rewards.size(), batches[k].rewards.size()) << "group " << group << " observation " << k;
       for (size_t i = 0; i < batches[k].rewards.size(); ++i) {
         EXPECT_EQ(batches[k].env_rewards[i], batches[k].rewards[i] - mark) << "group " << group << " observation " << k;
