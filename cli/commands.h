@@ -19,6 +19,16 @@ int attach_command(const Args& args);
 int ctl_command(const Args& args);
 int log_command(const Args& args);  // cli/log_command.cc: experience logs
 
+// `moonseed ctl RUN_DIR COMMAND...` without Lua (cli/ctl_request.cc): sends
+// the words as one request to the run's control socket, prints the result
+// (exit 0) or the refusal (stderr, exit 1). Throws when the run cannot be
+// reached. ctl_needs_engine(ARGS after "ctl") is true for what needs
+// moonseed-engine: help, -e LUA, or too few arguments (the usage).
+int ctl_request(const std::string& run_dir, const Args& words);
+bool ctl_needs_engine(const Args& args);
+// "runs/x/" -> "runs/x".
+std::string strip_slash(std::string dir);
+
 // True when `args` asks for help ("-h" or "--help").
 inline bool wants_help(const Args& args) {
   for (const auto& a : args) {

@@ -11,7 +11,6 @@
 #include "cli/commands.h"
 #include "cli/line_editor.h"
 #include "cli/lua_repl.h"
-#include "rpc/control_socket.h"
 #include "scripts/lua_state.h"
 
 namespace moonseed::cli {
@@ -73,11 +72,6 @@ void open_console(scripts::LuaState& lua, const std::string& run_dir) {
   lua_pop(L, 1);
 }
 
-std::string strip_slash(std::string dir) {
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  return dir;
-}
-
 }  // namespace
 
 int attach_command(const Args& args) {
@@ -121,47 +115,7 @@ int ctl_command(const Args& args) {
     if (status == EvalStatus::kExit) return repl.exit_code();
     return status == EvalStatus::kDone ? 0 : 1;
   }
-  std::string line;
-  for (size_t i = 1; i < args.size(); ++i) line += (i > 1 ? " " : "") + args[i];
-  // The same lookup as ms.attach: RUN_DIR/control.address names the socket.
-  std::string socket = run_dir + "/control.sock";
-  {
-    std::FILE* f = std::fopen((run_dir + "/control.address").c_str(), "r");
-    if (f == nullptr) {
-      throw std::runtime_error(run_dir + " is not a run directory with a control socket (no control.address)");
-    }
-    char buf[4096];
-    const size_t n = std::fread(buf, 1, sizeof buf, f);
-    std::fclose(f);
-    std::string address(buf, n);
-    while (!address.empty() && (address.back() == '\n' || address.back() == ' ')) address.pop_back();
-    if (address.rfind("unix:", 0) == 0) socket = address.substr(5);
-  }
-  rpc::ControlClient client(socket);
-  const std::string reply = client.request(line, std::chrono::seconds(600));
-  // {"ok": true, "result": R} -> R; {"ok": false, "error": "..."} -> stderr.
-  const std::string ok_prefix = "{\"ok\": true, \"result\": ";
-  if (reply.rfind(ok_prefix, 0) == 0 && reply.size() > ok_prefix.size()) {
-    std::cout << reply.substr(ok_prefix.size(), reply.size() - ok_prefix.size() - 1) << "\n";
-    return 0;
-  }
-  // {"ok": false, "error": "..."}: the message, unescaped enough to read.
-  std::string message = reply;
-  const std::string error_prefix = "{\"ok\": false, \"error\": \"";
-  if (reply.rfind(error_prefix, 0) == 0 && reply.size() >= error_prefix.size() + 2) {
-    message.clear();
-    const std::string body = reply.substr(error_prefix.size(), reply.size() - error_prefix.size() - 2);
-    for (size_t i = 0; i < body.size(); ++i) {
-      if (body[i] == '\\' && i + 1 < body.size()) {
-        const char e = body[++i];
-        message += e == 'n' ? '\n' : e == 't' ? '\t' : e;
-      } else {
-        message += body[i];
-      }
-    }
-  }
-  std::cerr << "moonseed ctl: " << message << "\n";
-  return 1;
+  return ctl_request(run_dir, Args(args.begin() + 1, args.end()));
 }
 
 }  // namespace moonseed::cli

@@ -1,5 +1,6 @@
 // moonseed: the command-line entry point, without LibTorch. It serves the
-// commands that train nothing itself (`log`), turns `actor` into the
+// commands that need neither Lua nor LibTorch itself (`log`, and `ctl RUN
+// COMMAND` without -e), turns `actor` into the
 // moonseed-actor binary and every other command into moonseed-engine (the
 // learner, the Lua API and the consoles, which link LibTorch), each by exec in
 // this same process. So `moonseed actor --help` or `moonseed log ls` start in
@@ -19,7 +20,11 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   try {
-    if (command == "log") return moonseed::cli::log_command(moonseed::cli::Args(argv + 2, argv + argc));
+    const moonseed::cli::Args args(argv + 2, argv + argc);
+    if (command == "log") return moonseed::cli::log_command(args);
+    if (command == "ctl" && !moonseed::cli::ctl_needs_engine(args)) {
+      return moonseed::cli::ctl_request(moonseed::cli::strip_slash(args[0]), moonseed::cli::Args(args.begin() + 1, args.end()));
+    }
     if (command == "actor") return moonseed::cli::exec_binary(moonseed::cli::actor_binary(), argv + 2, "moonseed actor");
     for (const char* engine_command : {"run", "script", "repl", "attach", "ctl", "--version", "version"}) {
       if (command == engine_command) {

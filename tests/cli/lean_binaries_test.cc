@@ -1,5 +1,6 @@
 // Only moonseed-engine loads LibTorch: `moonseed` (the launcher) and
-// moonseed-actor must not, so that `moonseed actor`, `moonseed log` and every
+// moonseed-actor must not, so that `moonseed actor`, `moonseed log`,
+// `moonseed ctl RUN COMMAND` and every
 // actor process start in milliseconds and a few MB (docs/performance.md
 // "Start-up and memory"). The dynamic loader lists what each binary loads
 // (LD_TRACE_LOADED_OBJECTS, as ldd does), and each command answers through
@@ -62,6 +63,24 @@ TEST(LeanBinaries, EachCommandAnswersThroughTheBinaryItBelongsTo) {
   expect_answer("log --help", 0, "moonseed log");                               // the launcher
   expect_answer("run --help", 0, "moonseed run");                               // moonseed-engine
   expect_answer("trian x.lua", 2, "unknown command 'trian'");
+}
+
+// The libraries the dynamic loader loads while `moonseed ARGS` runs, across
+// its exec into another binary (LD_DEBUG is inherited), with its output.
+std::string libraries_loaded_by(const std::string& args) {
+  return run("LD_DEBUG=libs '" + kBinary + "' " + args).text;
+}
+
+TEST(LeanBinaries, CommandsThatTrainNothingNeverLoadLibTorch) {
+  ASSERT_NE(libraries_loaded_by("run --help").find("libc10"), std::string::npos);  // seen where it is
+  for (const std::string args : {"actor --help", "log --help", "ctl /nonexistent-run status"}) {
+    const std::string trace = libraries_loaded_by(args);
+    EXPECT_NE(trace.find("libc.so"), std::string::npos) << args << ":\n" << trace.substr(0, 2000);
+    EXPECT_EQ(trace.find("libc10"), std::string::npos) << args << " loaded LibTorch";
+  }
+  // The lean ctl answers as the engine's did.
+  expect_answer("ctl /nonexistent-run status", 1,
+                "moonseed ctl: /nonexistent-run is not a run directory with a control socket (no control.address)");
 }
 
 TEST(LeanBinaries, AMissingEngineIsNamedWithItsPath) {
