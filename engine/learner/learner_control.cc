@@ -1,0 +1,210 @@
+// The public Learner API (learner.h) over Learner::Impl (learner_impl.h):
+// construction, start and stop, restore and checkpoints, hot config, pause,
+// evaluation and the counters. The threads it starts are in learner.cc.
+#include "engine/learner/learner_impl.h"
+
+namespace moonseed::engine {
+namespace {
+
+// The env's spec, once the config has passed the rules the loader checks
+// (engine/config/config_problems.h): a config built in C++ skips the loader.
+envs::EnvSpec checked_spec(const ExperimentConfig& config) {
+  check_config(config);
+  return envs::make_env(config.env.id, config.env.options)->spec();
+}
+
+}  // namespace
+
+Learner::Learner(const ExperimentConfig& config, std::string run_id) : spec_(checked_spec(config)) {
+  torch::manual_seed(config.seed);
+  impl_ = std::make_unique<Impl>(config, std::move(run_id), spec_);
+}
+
+Learner::~Learner() { stop(); }
+
+rpc::ActorService& Learner::actor_service() { return impl_->gateway; }
+
+void Learner::set_io_pump(std::function<void(std::chrono::nanoseconds)> pump, std::function<void()> wake) {
+  if (impl_->started) throw std::logic_error("Learner::set_io_pump must come before start()");
+  impl_->batcher.set_pump(std::move(pump), std::move(wake));
+}
+
+void Learner::set_auth_token(std::string token) {
+  if (impl_->started) throw std::logic_error("Learner::set_auth_token must come before start()");
+  impl_->gateway.set_auth_token(std::move(token));
+}
+
+Counters Learner::restore(const std::string& checkpoint_path) {
+  if (impl_->started) throw std::logic_error("Learner::restore must come before start()");
+  Counters c = impl_->agent->restore(checkpoint_path);
+  impl_->optimizer_steps = c.optimizer_steps;
+  impl_->frames = c.frames;
+  impl_->episodes = c.episodes;
+  impl_->trained_frames = c.trained_frames;
+  impl_->eval_episodes = c.eval_episodes;
+  impl_->restored_train_s = c.train_s;
+  return c;
+}
+
+std::vector<std::string> Learner::checkpoint_companions() const { return impl_->agent->checkpoint_companions(); }
+
+void Learner::start() {
+  Impl& m = *impl_;
+  if (m.started) return;
+  m.started = true;
+  m.inference_thread = std::thread([&m] { m.inference_loop(); });
+  m.training_thread = std::thread([&m] { m.training_loop(); });
+}
+
+void Learner::stop() {
+  Impl& m = *impl_;
+  if (!m.started || m.stopped) return;
+  m.stopped = true;
+  // Training time ends here: the final checkpoint, saved after this, holds it.
+  m.stopped_ns.store(Impl::steady_ns());
+  {
+    base::MutexLock lock(m.pause_mu);
+    m.stopping = true;
+  }
+  m.pause_cv.notify_all();
+  m.batcher.close();
+  m.agent->close();  // unblocks both threads wherever the agent holds them
+  if (m.inference_thread.joinable()) m.inference_thread.join();
+  if (m.training_thread.joinable()) m.training_thread.join();
+  // Last: the agent's closing handed over what it still held.
+  if (m.recorder) m.recorder->close();
+}
+
+WarmStartReport Learner::warm_start(const std::function<void(const WarmStartReport&)>& progress) {
+  Impl& m = *impl_;
+  if (m.started) throw std::logic_error("Learner::warm_start must come before start()");
+  LogUnrolls log(m.cfg.warm_start.log, m.spec, m.agent->unroll_length());
+  at::set_num_threads(std::max(1, m.cfg.learner.torch_threads));
+  return m.agent->warm_start(log, m.cfg, progress);
+}
+
+void Learner::record_to(const std::string& directory) {
+  Impl& m = *impl_;
+  if (m.started) throw std::logic_error("Learner::record_to must come before start()");
+  if (m.recorder) {
+    throw std::logic_error("Learner::record_to: already recording to " + m.recorder->stats().directory);
+  }
+  const int64_t next_episode_id = ExperienceRecorder::next_episode_id(directory);  // before a new segment opens
+  m.recorder = std::make_unique<ExperienceRecorder>(m.cfg.record, directory, m.run_id, m.spec,
+                                                    UnrollShape::from_spec(m.spec, m.agent->unroll_length()),
+                                                    m.cfg.topology.envs_per_actor);
+  m.recorder->set_learner_step(m.optimizer_steps.load());
+  m.agent->set_recorder(m.recorder.get(), next_episode_id);
+}
+
+void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
+  Impl& m = *impl_;
+  base::MutexLock lock(m.hot_mu);
+  if (version <= m.config_version.load()) {
+    throw std::invalid_argument("Learner::set_hot_config: version " + std::to_string(version) +
+                                " is not newer than " + std::to_string(m.config_version.load()));
+  }
+  m.pending_hot = config;
+  m.reward_shaping.store(!config.reward_shaping.source.empty());
+  m.config_version.store(version);
+  m.hot_pending.store(true, std::memory_order_release);
+  m.gateway.publish_boundary(version, encode_actor_config(actor_config_of(config)));
+}
+
+void Learner::set_frame_limit(int64_t frames) {
+  Impl& m = *impl_;
+  {
+    base::MutexLock lock(m.pause_mu);
+    m.frame_limit.store(frames);
+  }
+  m.pause_cv.notify_all();
+}
+
+void Learner::set_paused(bool paused) {
+  Impl& m = *impl_;
+  {
+    base::MutexLock lock(m.pause_mu);
+    m.paused = paused;
+  }
+  m.pause_cv.notify_all();
+}
+
+Evaluation Learner::evaluate(int episodes, uint64_t seed, bool greedy, int64_t max_steps) {
+  return play_episodes(impl_->cfg.env, impl_->spec, *impl_->agent, episodes, seed, greedy, max_steps);
+}
+
+LearnerStats Learner::stats() const {
+  const Impl& m = *impl_;
+  LearnerStats s;
+  {
+    base::MutexLock lock(m.stats_mu);
+    m.episode_means.fill(s);
+    s.loss_total = m.last_step.loss_total;
+    s.grad_norm = m.last_step.grad_norm;
+    s.learning_rate = m.last_step.learning_rate;
+    s.agent_metrics = m.last_step.metrics;
+    s.failure = m.failure;
+  }
+  s.frames = m.frames.load();
+  s.reward_shaping = m.reward_shaping.load();
+  s.config_version = m.config_version.load();
+  s.applied_config_version = m.applied_config_version.load();
+  {
+    base::MutexLock lock(m.pause_mu);
+    s.paused = m.paused;
+  }
+  s.episodes = m.episodes.load();
+  s.eval_episodes = m.eval_episodes.load();
+  s.optimizer_steps = m.optimizer_steps.load();
+  s.trained_frames = m.trained_frames.load();
+  s.train_s = m.train_seconds();
+  AgentStats agent = m.agent->stats();
+  s.queue_size = agent.queue_size;
+  s.agent_metrics.insert(s.agent_metrics.end(), std::make_move_iterator(agent.metrics.begin()),
+                         std::make_move_iterator(agent.metrics.end()));
+  if (m.recorder) s.record = m.recorder->stats();
+  s.inference_batches = m.inference_batches.load();
+  s.mean_batch_envs = s.inference_batches ? static_cast<double>(m.inference_envs.load()) /
+                                                static_cast<double>(s.inference_batches)
+                                          : 0.0;
+  s.actors_connected = m.gateway.actors_connected();
+  s.auth_failures = m.gateway.auth_failures();
+  s.nonfinite_replaced = m.gateway.nonfinite_replaced();
+  return s;
+}
+
+std::vector<ActorEvent> Learner::take_actor_events() { return impl_->gateway.take_events(); }
+
+std::vector<int> Learner::release_hung_actors(double timeout_s) { return impl_->gateway.release_hung(timeout_s); }
+
+uint64_t Learner::actor_step_batches(int actor_id) const { return impl_->gateway.step_batches(actor_id); }
+
+void Learner::expect_actors_to_leave() { impl_->gateway.expect_leaves(); }
+
+void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
+  save_checkpoint([&](int64_t) { return path; }, elapsed_s);
+}
+
+std::string Learner::save_checkpoint(const std::function<std::string(int64_t step)>& path_of_step, double elapsed_s) {
+  Impl& m = *impl_;
+  // Held through the save: no step can change the weights or the step count
+  // between reading the counters and writing the files.
+  base::MutexLock train(m.train_mu);
+  if (m.failed()) {
+    throw CheckpointError("not saved: the model's weights are not finite (training diverged); the last good "
+                          "checkpoint stays");
+  }
+  Counters c;
+  c.optimizer_steps = m.optimizer_steps.load();
+  c.frames = m.frames.load();
+  c.episodes = m.episodes.load();
+  c.trained_frames = m.trained_frames.load();
+  c.eval_episodes = m.eval_episodes.load();
+  c.elapsed_s = elapsed_s;
+  c.train_s = m.train_seconds();
+  const std::string path = path_of_step(c.optimizer_steps);
+  m.agent->save(path, c);
+  return path;
+}
+
+}  // namespace moonseed::engine
