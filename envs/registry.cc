@@ -18,6 +18,7 @@
 #include "envs/classic/pendulum.h"
 #include "envs/env.h"
 #include "envs/memory/cue_recall.h"
+#include "envs/minatar/minatar_env.h"
 #include "envs/synthetic/synthetic_atari.h"
 
 namespace moonseed::envs {
@@ -40,9 +41,9 @@ class CheckedOptions {
     return static_cast<int>(v);
   }
 
-  bool flag(const std::string& name) const {
+  bool flag(const std::string& name, bool fallback = false) const {
     const auto it = values_.find(name);
-    if (it == values_.end()) return false;
+    if (it == values_.end()) return fallback;
     if (it->second != 0.0 && it->second != 1.0) {
       throw std::invalid_argument(where() + name + " must be 0 or 1, got " +
                                   std::to_string(it->second));
@@ -138,7 +139,23 @@ const std::vector<BuiltinEnv>& builtin_envs() {
                                                  o.max_episode_steps(0));
        }},
   };
-  return table;
+  static const std::vector<BuiltinEnv> with_minatar = [] {
+    std::vector<BuiltinEnv> all = table;
+    for (const std::string& game : minatar::game_names()) {
+      for (const bool minimal : {false, true}) {
+        all.push_back({"MinAtar/" + game + (minimal ? "-v1" : "-v0"),
+                       {"difficulty_ramping", "max_episode_steps", "sticky_action_prob"},
+                       [game, minimal](const CheckedOptions& o) -> std::unique_ptr<Env> {
+                         return std::make_unique<minatar::MinAtarEnv>(
+                             minatar::make_game(game, o.flag("difficulty_ramping", true)), minimal,
+                             o.finite("sticky_action_prob", minatar::kDefaultStickyActionProb),
+                             o.max_episode_steps(0));
+                       }});
+      }
+    }
+    return all;
+  }();
+  return with_minatar;
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "envs/env.h"
+#include "envs/minatar/minatar_env.h"
 
 namespace moonseed::envs {
 namespace {
@@ -22,11 +24,17 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(Registry, ListsTheClassicControlSetTheMemoryTasksAndTheSyntheticAtariSorted) {
-  EXPECT_EQ(env_ids(),
+TEST(Registry, ListsTheClassicControlSetTheMemoryTasksTheSyntheticAtariAndMinAtarSorted) {
+  const std::vector<std::string> ids = env_ids();
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  std::vector<std::string> others, minatar;
+  for (const std::string& id : ids) (id.rfind("MinAtar/", 0) == 0 ? minatar : others).push_back(id);
+  EXPECT_EQ(others,
             (std::vector<std::string>{"Acrobot-v1", "CartPole-v1", "CartPoleNoVelocity-v1",
                                       "CueRecall-v0", "MountainCar-v0", "MountainCarContinuous-v0",
                                       "Pendulum-v1", "SyntheticAtari-v0"}));
+  // MinAtar/<Game>-v0 and -v1 for each game (tests/envs/minatar/minatar_env_test.cc).
+  EXPECT_EQ(minatar.size(), 2 * minatar::game_names().size());
 }
 
 TEST(Registry, MakesEachKnownIdWithItsSpec) {
