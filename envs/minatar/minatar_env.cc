@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/text.h"
+#include "envs/minatar/asterix.h"
 #include "envs/minatar/breakout.h"
 #include "envs/minatar/freeway.h"
 #include "envs/numpy_rng.h"
@@ -155,12 +156,13 @@ void MinAtarEnv::set_state(const std::vector<double>& state) {
   last_action_ = last_action;
 }
 
-std::unique_ptr<Game> make_game(const std::string& name, bool /*difficulty_ramping*/) {
+std::unique_ptr<Game> make_game(const std::string& name, bool difficulty_ramping) {
+  if (name == "Asterix") return std::make_unique<Asterix>(difficulty_ramping);
   if (name == "Breakout") return std::make_unique<Breakout>();
   if (name == "Freeway") return std::make_unique<Freeway>();
   return nullptr;
 }
 
-std::vector<std::string> game_names() { return {"Breakout", "Freeway"}; }
+std::vector<std::string> game_names() { return {"Asterix", "Breakout", "Freeway"}; }
 
 }  // namespace moonseed::envs::minatar
