@@ -5,7 +5,6 @@
 namespace moonseed::envs::minatar {
 namespace {
 
-enum Channel { kPlayer = 0, kEnemy = 1, kTrail = 2, kGold = 3 };
 constexpr size_t kScalars = 9;
 constexpr size_t kEntityValues = 4;
 

@@ -21,6 +21,7 @@ namespace moonseed::envs::minatar {
 
 class Asterix final : public Game {
  public:
+  enum Channel : int { kPlayer = 0, kEnemy = 1, kTrail = 2, kGold = 3 };
   static constexpr int kInitSpawnSpeed = 10;
   static constexpr int kInitMoveSpeed = 5;
   static constexpr int kRampInterval = 100;

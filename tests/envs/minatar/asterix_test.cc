@@ -1,5 +1,7 @@
 // Asterix's rules on hand-written states (layout in envs/minatar/asterix.h); the replay test
 // checks the whole game against the package.
+#include "envs/minatar/asterix.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -10,9 +12,8 @@ namespace moonseed::envs {
 namespace {
 
 using namespace testing;
-
-enum Channel { kPlayer = 0, kEnemy = 1, kTrail = 2, kGold = 3 };
-constexpr int32_t kNoop = 0, kRight = 3;  // -v0 takes the six FullActions
+using minatar::Asterix;
+// The tests play -v0, whose action indices are the FullActions (minatar::kNoop, ...).
 
 struct Slot {
   int present = 0, x = 0, right = 0, gold = 0;
@@ -42,12 +43,12 @@ TEST(MinAtarAsterix, GoldThePlayerStepsOntoGivesOneAndDisappears) {
   State s;
   s.slots[4] = {1, 6, 0, 1};  // gold in row 5, column 6
   set_game_state(*env, s.values());
-  const Frame frame = step_frame(*env, kRight);
+  const Frame frame = step_frame(*env, minatar::kRight);
   EXPECT_EQ(frame.result.reward, 1.f);
   EXPECT_FALSE(frame.result.terminated);
-  EXPECT_TRUE(frame.on(5, 6, kPlayer));
-  EXPECT_EQ(frame.count(kGold), 0);
-  EXPECT_EQ(frame.count(kTrail), 0);
+  EXPECT_TRUE(frame.on(5, 6, Asterix::kPlayer));
+  EXPECT_EQ(frame.count(Asterix::kGold), 0);
+  EXPECT_EQ(frame.count(Asterix::kTrail), 0);
 }
 
 TEST(MinAtarAsterix, AnEnemyMovingOntoThePlayerEndsTheEpisode) {
@@ -56,11 +57,11 @@ TEST(MinAtarAsterix, AnEnemyMovingOntoThePlayerEndsTheEpisode) {
   s.move_timer = 0;
   s.slots[4] = {1, 4, 1, 0};  // an enemy in row 5, column 4, moving right
   set_game_state(*env, s.values());
-  const Frame frame = step_frame(*env, kNoop);
+  const Frame frame = step_frame(*env, minatar::kNoop);
   EXPECT_EQ(frame.result.reward, 0.f);
   EXPECT_TRUE(frame.result.terminated);
-  EXPECT_TRUE(frame.on(5, 5, kEnemy));
-  EXPECT_TRUE(frame.on(5, 4, kTrail));
+  EXPECT_TRUE(frame.on(5, 5, Asterix::kEnemy));
+  EXPECT_TRUE(frame.on(5, 4, Asterix::kTrail));
 }
 
 // The package draws a spawn's side and kind (two rand(), four words) before it looks for a free
@@ -74,9 +75,10 @@ TEST(MinAtarAsterix, ASpawnDrawsSideAndKindEvenWhenNoRowIsFree) {
     for (int i = free_rows; i < 8; ++i) s.slots[i] = {1, 0, 1, 0};  // enemies at column 0
     set_game_state(*env, s.values());
     const int before = generator_position(*env);
-    const Frame frame = step_frame(*env, kNoop);
+    const Frame frame = step_frame(*env, minatar::kNoop);
     EXPECT_EQ(words_drawn(before, generator_position(*env)), free_rows == 2 ? 7 : 6) << free_rows;
-    EXPECT_EQ(frame.count(kEnemy) + frame.count(kGold), free_rows == 0 ? 8 : 9 - free_rows);
+    EXPECT_EQ(frame.count(Asterix::kEnemy) + frame.count(Asterix::kGold),
+              free_rows == 0 ? 8 : 9 - free_rows);
     EXPECT_EQ(game_state(*env)[3], 9) << "the spawn timer restarts at the spawn speed, minus one";
   }
 }
@@ -89,7 +91,7 @@ TEST(MinAtarAsterix, RampingShortensTheSpawnAndMoveIntervals) {
     s.ramp_index = 1;  // an odd ramp also speeds up the moves
     s.ramp_timer = -1;
     set_game_state(*env, s.values());
-    step_frame(*env, kNoop);
+    step_frame(*env, minatar::kNoop);
     const std::vector<double> after = game_state(*env);
     EXPECT_EQ(after[2], ramping ? 8 : 9) << "spawn speed";
     EXPECT_EQ(after[4], ramping ? 4 : 5) << "move speed";
