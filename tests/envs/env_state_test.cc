@@ -180,7 +180,9 @@ TEST_P(EveryEnv, ResetWithoutAnySeedStillWorks) {
     from_a.push_back(reset_env(*a, std::nullopt));
     from_b.push_back(reset_env(*b, std::nullopt));
   }
-  EXPECT_NE(from_a, from_b);
+  // Some games always start alike (MinAtar's Asterix and SpaceInvaders draw nothing in reset);
+  // their generators, in the state, still differ.
+  EXPECT_TRUE(from_a != from_b || a->get_state() != b->get_state());
 }
 
 TEST_P(EveryEnv, ZeroMaxEpisodeStepsMeansNoTimeLimit) {
