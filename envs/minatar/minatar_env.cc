@@ -8,6 +8,7 @@
 #include "base/text.h"
 #include "envs/minatar/breakout.h"
 #include "envs/minatar/freeway.h"
+#include "envs/minatar/seaquest.h"
 #include "envs/numpy_rng.h"
 
 namespace moonseed::envs::minatar {
@@ -155,12 +156,13 @@ void MinAtarEnv::set_state(const std::vector<double>& state) {
   last_action_ = last_action;
 }
 
-std::unique_ptr<Game> make_game(const std::string& name, bool /*difficulty_ramping*/) {
+std::unique_ptr<Game> make_game(const std::string& name, bool difficulty_ramping) {
   if (name == "Breakout") return std::make_unique<Breakout>();
   if (name == "Freeway") return std::make_unique<Freeway>();
+  if (name == "Seaquest") return std::make_unique<Seaquest>(difficulty_ramping);
   return nullptr;
 }
 
-std::vector<std::string> game_names() { return {"Breakout", "Freeway"}; }
+std::vector<std::string> game_names() { return {"Breakout", "Freeway", "Seaquest"}; }
 
 }  // namespace moonseed::envs::minatar

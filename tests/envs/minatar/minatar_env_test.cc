@@ -18,7 +18,7 @@ std::vector<uint8_t> obs_of(const Env& env) {
 }
 
 TEST(MinAtar, TheGamesAreRegisteredAsThePackageNamesThem) {
-  EXPECT_EQ(minatar::game_names(), (std::vector<std::string>{"Breakout", "Freeway"}));
+  EXPECT_EQ(minatar::game_names(), (std::vector<std::string>{"Breakout", "Freeway", "Seaquest"}));
   const std::vector<std::string> ids = env_ids();
   for (const std::string& game : minatar::game_names()) {
     for (const char* version : {"-v0", "-v1"}) {
@@ -34,7 +34,8 @@ TEST(MinAtar, SpacesAreThePackages) {
     const char* game;
     int64_t channels, minimal;
   };
-  for (const Expected& e : {Expected{"Breakout", 4, 3}, Expected{"Freeway", 7, 3}}) {
+  for (const Expected& e : {Expected{"Breakout", 4, 3}, Expected{"Freeway", 7, 3},
+                            Expected{"Seaquest", 10, 6}}) {
     auto full = make_env(std::string("MinAtar/") + e.game + "-v0");
     auto minimal = make_env(std::string("MinAtar/") + e.game + "-v1");
     EXPECT_EQ(full->spec().observation.shape, (std::vector<int64_t>{10, 10, e.channels})) << e.game;
