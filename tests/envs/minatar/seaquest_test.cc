@@ -160,6 +160,23 @@ TEST_F(SeaquestTest, AShotSubStillFiresThatFrame) {
   EXPECT_TRUE(cell(3, 2, kEnemyBullet));
 }
 
+// The package's list quirks: the newer bullet moves first (reversed order) onto the older one's
+// cell and fish; list.remove then drops the OLDER bullet (the first equal in value), and the
+// reverse iterator's index, shifted by that removal, yields the newer bullet again: it moves
+// off the grid. No bullet is left (iterating a copy of the list would leave one at column 9).
+TEST_F(SeaquestTest, TwinBulletsFollowPythonsListSemantics) {
+  Scene scene;
+  scene.x = 2;
+  scene.y = 6;
+  scene.lists[0] = {{9, 4, 1}, {8, 4, 1}};
+  scene.lists[2] = {{9, 4, 0, 3}};
+  start(scene);
+  const StepResult result = step(kNoop);
+  EXPECT_EQ(result.reward, 1.f);
+  EXPECT_EQ(channel_count(kFriendlyBullet), 0);
+  EXPECT_EQ(channel_count(kEnemyFish), 0);
+}
+
 TEST_F(SeaquestTest, AnEmptyTankEndsTheEpisodeBelowTheSurface) {
   Scene scene;
   scene.oxygen = 1;
