@@ -49,7 +49,7 @@ int64_t LayerSpec::field(const std::string& name) const {
 
 const std::vector<std::string>& declared_layer_kinds() {
   static const std::vector<std::string> kinds = {"linear", "conv2d", "maxpool2d", "impala_block", "lstm",
-                                                 "flatten", "relu", "tanh", "elu"};
+                                                 "channels_first", "flatten", "relu", "tanh", "elu"};
   return kinds;
 }
 

@@ -1,4 +1,5 @@
 #include "models/policy_net.h"
+#include "models/obs_scale.h"
 
 #include <cmath>
 #include <sstream>
@@ -37,6 +38,7 @@ PolicyNetImpl::PolicyNetImpl(const ModelSpec& config, const envs::EnvSpec& spec)
   }
   obs_size_ = product(spec.observation.shape, "observation");
   uint8_obs_ = spec.observation.dtype == envs::DType::kUInt8;
+  uint8_scale_ = uint8_obs_scale(spec.observation);
 
   if (spec.action.kind == envs::SpaceKind::kDiscrete) {
     if (spec.action.n <= 0) {
@@ -139,7 +141,7 @@ PolicyOutput PolicyNetImpl::forward(torch::Tensor obs) {
   const int64_t n = obs.size(0);
   torch::Tensor x = obs.reshape({n, obs_size_});
   if (uint8_obs_) {
-    x = x.to(torch::kFloat32) * (1.0 / 255.0);
+    x = x.to(torch::kFloat32) * uint8_scale_;
   } else if (x.scalar_type() != torch::kFloat32) {
     x = x.to(torch::kFloat32);
   }

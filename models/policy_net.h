@@ -1,7 +1,7 @@
 // The actor-critic network the learner trains with V-trace, built from
 // ModelSpec and shaped by the env's spec.
 //
-//   obs [N, obs...] --(uint8 scaled by 1/255)--> torso(s) --> policy head
+//   obs [N, obs...] --(uint8 scaled by 1/high: models/obs_scale.h)--> torso(s) --> policy head
 //                                                          \-> value head
 //
 // kind "mlp": the observation is flattened into hidden linear layers.
@@ -65,6 +65,7 @@ class PolicyNetImpl : public torch::nn::Module {
 
   bool discrete_ = true;
   bool uint8_obs_ = false;
+  double uint8_scale_ = 1.0 / 255.0;  // uint8_obs_scale of the observation space
   bool declared_ = false;      // true: the torsos are Torso modules over the observation's shape
   std::vector<int64_t> obs_shape_;
   bool has_hidden_ = false;    // false: the heads read the flattened observation

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "base/text.h"
+#include "models/obs_scale.h"
 
 namespace moonseed::models {
 namespace {
@@ -127,6 +128,7 @@ QNetImpl::QNetImpl(const QNetSpec& spec, const envs::EnvSpec& env_spec) : spec_(
   }
   obs_shape_ = observation.shape;
   uint8_obs_ = observation.dtype == envs::DType::kUInt8;
+  uint8_scale_ = uint8_obs_scale(observation);
   num_actions_ = action.n;
 
   int64_t features = obs_size;
@@ -179,7 +181,7 @@ void QNetImpl::check_state(const char* function, const State& state, int64_t bat
 
 torch::Tensor QNetImpl::embed(const torch::Tensor& obs, const torch::Tensor& prev_action,
                               const torch::Tensor& prev_reward) {
-  torch::Tensor x = uint8_obs_ ? obs.to(torch::kFloat32) * (1.0 / 255.0) : obs.to(torch::kFloat32);
+  torch::Tensor x = uint8_obs_ ? obs.to(torch::kFloat32) * uint8_scale_ : obs.to(torch::kFloat32);
   x = torso_ ? torso_->forward(x) : x.reshape({x.size(0), -1});
   if (!spec_.prev_action_reward) return x;
   // A comparison rather than one_hot(): out-of-range indices give zeros, with no device sync.

@@ -1,6 +1,6 @@
 // The recurrent dueling Q network of R2D2 (Kapturowski et al. 2019):
 //
-//   obs --(uint8 scaled by 1/255)--> torso --+-- concat one-hot a_{t-1}, r_{t-1} --> LSTM --> heads
+//   obs --(uint8 scaled by 1/high: models/obs_scale.h)--> torso --+-- concat one-hot a_{t-1}, r_{t-1} --> LSTM --> heads
 //                                            (when prev_action_reward)
 //   dueling heads: Q(x, a) = V(x) + A(x, a) - mean_a' A(x, a')
 //
@@ -130,6 +130,7 @@ class QNetImpl : public torch::nn::Module {
   envs::EnvSpec env_spec_;
   std::vector<int64_t> obs_shape_;
   bool uint8_obs_ = false;
+  double uint8_scale_ = 1.0 / 255.0;  // uint8_obs_scale of the observation space
   int64_t num_actions_ = 0;
   Torso torso_{nullptr};  // null when spec_.torso is empty
   torch::nn::LSTMCell lstm_{nullptr};

@@ -67,6 +67,14 @@ class ImpalaBlockImpl : public torch::nn::Module {
 };
 TORCH_MODULE(ImpalaBlock);
 
+// [N, H, W, C] -> [N, C, H, W]: images as Gymnasium and MinAtar lay them out, as convolutions
+// take them.
+class ChannelsFirstImpl : public torch::nn::Module {
+ public:
+  torch::Tensor forward(const torch::Tensor& x) { return x.permute({0, 3, 1, 2}).contiguous(); }
+};
+TORCH_MODULE(ChannelsFirst);
+
 // Output size of a convolution or pooling along one dimension; < 1 means too small.
 int64_t out_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding) {
   return (in + 2 * padding - kernel) / stride + 1;
@@ -76,7 +84,8 @@ int64_t out_size(int64_t in, int64_t kernel, int64_t stride, int64_t padding) {
 
 const std::vector<std::string>& layer_kinds() {
   static const std::vector<std::string> kinds = {"linear", "conv2d", "maxpool2d", "impala_block",
-                                                 "flatten", "relu", "tanh", "elu", "lstm"};
+                                                 "channels_first", "flatten", "relu", "tanh",
+                                                 "elu", "lstm"};
   return kinds;
 }
 
@@ -166,6 +175,10 @@ TorsoImpl::TorsoImpl(const std::vector<LayerSpec>& layers, std::vector<int64_t> 
       if (l.out < 1) fail("needs out >= 1");
       layers_->push_back(ImpalaBlock(shape[0], l.out));
       shape = {l.out, out_size(shape[1], 3, 2, 1), out_size(shape[2], 3, 2, 1)};
+    } else if (l.kind == "channels_first") {
+      if (!image) fail("needs a [height, width, channels] input");
+      layers_->push_back(ChannelsFirst());
+      shape = {shape[2], shape[0], shape[1]};
     } else if (l.kind == "flatten") {
       layers_->push_back(torch::nn::Flatten());
       shape = {product(shape)};

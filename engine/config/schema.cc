@@ -155,7 +155,8 @@ std::vector<FieldSchema> build_schema() {
       string(MOONSEED_FIELD(model.activation), {"tanh", "relu"}, kRestart, "activation of the hidden layers"),
       with_rule(layer_list(MOONSEED_FIELD(model.layers), kRestart,
                            "the declared layers when kind = \"layers\": {ms.nn.conv2d(32, 8, 4), ms.nn.relu(), ...}"),
-                "kinds linear, conv2d, maxpool2d, impala_block, lstm (last only), flatten, relu, tanh, elu",
+                "kinds linear, conv2d, maxpool2d, impala_block, lstm (last only), channels_first, flatten, "
+                "relu, tanh, elu",
                 [](const FieldValue& v) { return models::layer_list_problem(std::get<LayerList>(v)); }),
       boolean(MOONSEED_FIELD(model.shared_torso), kRestart, "policy and value heads share the hidden layers"),
       number(MOONSEED_FIELD(model.init_log_std), -20, 2, kRestart,

@@ -6,9 +6,11 @@
 #include <stdexcept>
 
 #include "base/text.h"
+#include "envs/minatar/asterix.h"
 #include "envs/minatar/breakout.h"
 #include "envs/minatar/freeway.h"
 #include "envs/minatar/seaquest.h"
+#include "envs/minatar/space_invaders.h"
 #include "envs/numpy_rng.h"
 
 namespace moonseed::envs::minatar {
@@ -158,12 +160,16 @@ void MinAtarEnv::set_state(const std::vector<double>& state) {
 }
 
 std::unique_ptr<Game> make_game(const std::string& name, bool difficulty_ramping) {
+  if (name == "Asterix") return std::make_unique<Asterix>(difficulty_ramping);
   if (name == "Breakout") return std::make_unique<Breakout>();
   if (name == "Freeway") return std::make_unique<Freeway>();
   if (name == "Seaquest") return std::make_unique<Seaquest>(difficulty_ramping);
+  if (name == "SpaceInvaders") return std::make_unique<SpaceInvaders>(difficulty_ramping);
   return nullptr;
 }
 
-std::vector<std::string> game_names() { return {"Breakout", "Freeway", "Seaquest"}; }
+std::vector<std::string> game_names() {
+  return {"Asterix", "Breakout", "Freeway", "Seaquest", "SpaceInvaders"};
+}
 
 }  // namespace moonseed::envs::minatar

@@ -87,6 +87,20 @@ TEST(PolicyNet, Uint8ObservationsAreScaledByOneOver255) {
   EXPECT_TRUE(torch::allclose(a.value, b.value, 1e-5, 1e-6));
 }
 
+// MinAtar's cells are uint8 0/1 with high = 1: the net sees them as 0/1, not 1/255.
+TEST(PolicyNet, Uint8ObservationsAreScaledByTheSpacesUpperBound) {
+  envs::Space cells = box({5}, envs::DType::kUInt8);
+  cells.high.assign(5, 1.f);
+  cells.low.assign(5, 0.f);
+  torch::manual_seed(3);
+  PolicyNet bytes(models::ModelSpec{}, spec_of(cells, discrete(2)));
+  torch::manual_seed(3);
+  PolicyNet floats(models::ModelSpec{}, spec_of(box({5}), discrete(2)));
+  const torch::Tensor raw = torch::randint(0, 2, {4, 5}, torch::dtype(torch::kUInt8));
+  EXPECT_TRUE(torch::allclose(bytes->forward(raw).logits_or_mean,
+                              floats->forward(raw.to(torch::kFloat32)).logits_or_mean, 1e-5, 1e-7));
+}
+
 TEST(PolicyNet, SeparateTorsosByDefaultAndOneSharedTorsoWhenAsked) {
   models::ModelSpec config;
   config.hidden = {8, 8};

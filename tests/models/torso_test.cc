@@ -40,6 +40,22 @@ TEST(Torso, NatureCnnMapsAtariFramesTo512FeaturesWithThePublishedParameterCount)
   EXPECT_EQ(y.sizes(), (std::vector<int64_t>{2, 512}));
 }
 
+// MinAtar's [10, 10, C] frames: channels_first lets a convolution read them as [C, 10, 10],
+// the same as permuting the input by hand.
+TEST(Torso, ChannelsFirstTurnsChannelsLastImagesForTheConvolutions) {
+  torch::manual_seed(5);
+  Torso last = make_torso({{"channels_first"}, {"conv2d", 16, 3, 1, 0}, {"relu"}}, {10, 10, 4});
+  EXPECT_EQ(last->shapes()[0], (std::vector<int64_t>{4, 10, 10}));
+  EXPECT_EQ(last->shapes()[1], (std::vector<int64_t>{16, 8, 8}));
+  EXPECT_EQ(last->out_features(), 16 * 8 * 8);
+  torch::manual_seed(5);
+  Torso first = make_torso({{"conv2d", 16, 3, 1, 0}, {"relu"}}, {4, 10, 10});
+  const torch::Tensor hwc = torch::rand({3, 10, 10, 4});
+  EXPECT_TRUE(torch::allclose(last->forward(hwc), first->forward(hwc.permute({0, 3, 1, 2}))));
+  EXPECT_NE(error_of({{"channels_first"}}, {8}).find("needs a [height, width, channels] input"),
+            std::string::npos);
+}
+
 TEST(Torso, ImpalaResnetHalvesTheImageThreeTimesAndEndsIn256Features) {
   Torso torso = make_torso(preset_layers("impala_resnet"), {3, 64, 64});
   EXPECT_EQ(torso->shapes()[0], (std::vector<int64_t>{16, 32, 32}));

@@ -111,7 +111,7 @@ ms.nn.lstm = layer_helper("lstm", { "out" })
 ms.nn.impala_block = layer_helper("impala_block", { "out" })
 ms.nn.conv2d = layer_helper("conv2d", { "out", "kernel", "stride", "padding" })
 ms.nn.maxpool2d = layer_helper("maxpool2d", { "kernel", "stride", "padding" })
-for _, kind in ipairs { "flatten", "relu", "tanh", "elu" } do
+for _, kind in ipairs { "channels_first", "flatten", "relu", "tanh", "elu" } do
   ms.nn[kind] = layer_helper(kind, {})
 end
 -- The presets' layer lists, to splice into ms.layers or extend.

@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "envs/env.h"
-#include "envs/numpy_legacy_rng.h"
+#include "tests/envs/minatar/game_test_util.h"
 
 namespace moonseed::envs {
 namespace {
 
+using namespace testing;
+// The tests play -v0, whose action indices are the FullActions.
 enum Action : int32_t { kNoop = 0, kLeft = 1, kUp = 2, kRight = 3, kDown = 4, kFire = 5 };
 enum Channel { kFriendlyBullet = 2, kEnemyBullet = 4, kEnemyFish = 5, kEnemySub = 6, kOxygen = 7, kDivers = 8 };
-constexpr size_t kHeader = 4;  // MinAtarEnv's own values before the game's
 
 // The game's saved values, named (seaquest.h). Nothing spawns for 20 frames.
 struct Scene {
@@ -43,41 +43,24 @@ enum Field { kOxygenField = 0, kDiverCount = 1, kSpawnInterval = 5, kMoveInterva
 class SeaquestTest : public ::testing::Test {
  protected:
   void start(const Scene& scene, bool ramping = true) {
-    env_ = make_env("MinAtar/Seaquest-v0",
-                    {{"sticky_action_prob", 0}, {"difficulty_ramping", ramping ? 1 : 0}});
-    obs_.assign(static_cast<size_t>(env_->spec().observation.byte_size()), 0);
-    env_->reset(7, obs_.data());
-    env_->set_state(with_game(scene.values()));
+    env_ = minatar_env("MinAtar/Seaquest-v0", ramping);
+    set_game_state(*env_, scene.values());
   }
-  // The env's state with the game's part replaced.
-  std::vector<double> with_game(const std::vector<double>& game) const {
-    const std::vector<double> now = env_->get_state();
-    std::vector<double> state(now.begin(), now.begin() + kHeader);
-    state.insert(state.end(), game.begin(), game.end());
-    state.insert(state.end(), now.end() - LegacyRandomState::kStateSize, now.end());
-    return state;
+  std::vector<double> game() const { return game_state(*env_); }
+  StepResult step(int32_t action) {
+    frame_ = step_frame(*env_, action);
+    return frame_.result;
   }
-  std::vector<double> game() const {
-    const std::vector<double> now = env_->get_state();
-    return std::vector<double>(now.begin() + kHeader, now.end() - LegacyRandomState::kStateSize);
-  }
-  StepResult step(int32_t action) { return env_->step(&action, obs_.data()); }
-  bool cell(int row, int column, int channel) const {
-    return obs_[static_cast<size_t>((row * 10 + column) * 10 + channel)] == 1;
-  }
+  bool cell(int row, int column, int channel) const { return frame_.on(row, column, channel); }
   int row_count(int row, int channel) const {
     int n = 0;
     for (int column = 0; column < 10; ++column) n += cell(row, column, channel) ? 1 : 0;
     return n;
   }
-  int channel_count(int channel) const {
-    int n = 0;
-    for (int row = 0; row < 10; ++row) n += row_count(row, channel);
-    return n;
-  }
+  int channel_count(int channel) const { return frame_.count(channel); }
 
   std::unique_ptr<Env> env_;
-  std::vector<uint8_t> obs_;
+  Frame frame_;
 };
 
 // Six divers: oxygen * 10 // 200 points, full oxygen, and the package's count of -1 (an empty
@@ -191,7 +174,7 @@ TEST_F(SeaquestTest, LoadRejectsCountsAndCellsItCannotHaveWritten) {
   const std::vector<double> before = env_->get_state();
   auto message = [&](const std::vector<double>& game) {
     try {
-      env_->set_state(with_game(game));
+      set_game_state(*env_, game);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }
