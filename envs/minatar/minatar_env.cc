@@ -9,15 +9,17 @@
 #include "envs/minatar/asterix.h"
 #include "envs/minatar/breakout.h"
 #include "envs/minatar/freeway.h"
+#include "envs/minatar/seaquest.h"
 #include "envs/minatar/space_invaders.h"
 #include "envs/numpy_rng.h"
 
 namespace moonseed::envs::minatar {
 namespace {
 
-EnvSpec make_spec(const Game& game, size_t actions, int max_episode_steps) {
+// The id from the version asked for: Seaquest's minimal set has all six actions.
+EnvSpec make_spec(const Game& game, bool minimal, size_t actions, int max_episode_steps) {
   EnvSpec spec;
-  spec.id = std::string("MinAtar/") + game.name() + (actions == kFullActions ? "-v0" : "-v1");
+  spec.id = std::string("MinAtar/") + game.name() + (minimal ? "-v1" : "-v0");
   spec.observation.kind = SpaceKind::kBox;
   spec.observation.dtype = DType::kUInt8;
   spec.observation.shape = {kSize, kSize, game.channels()};
@@ -60,7 +62,7 @@ MinAtarEnv::MinAtarEnv(std::unique_ptr<Game> game, bool minimal_actions, double 
     : game_(std::move(game)),
       actions_(action_set(*game_, minimal_actions)),
       sticky_action_prob_(sticky_action_prob),
-      spec_(make_spec(*game_, actions_.size(), max_episode_steps)) {
+      spec_(make_spec(*game_, minimal_actions, actions_.size(), max_episode_steps)) {
   if (!(sticky_action_prob >= 0.0 && sticky_action_prob <= 1.0)) {
     throw std::invalid_argument(spec_.id + ": sticky_action_prob must be in [0, 1], got " +
                                 base::number_text(sticky_action_prob));
@@ -161,12 +163,13 @@ std::unique_ptr<Game> make_game(const std::string& name, bool difficulty_ramping
   if (name == "Asterix") return std::make_unique<Asterix>(difficulty_ramping);
   if (name == "Breakout") return std::make_unique<Breakout>();
   if (name == "Freeway") return std::make_unique<Freeway>();
+  if (name == "Seaquest") return std::make_unique<Seaquest>(difficulty_ramping);
   if (name == "SpaceInvaders") return std::make_unique<SpaceInvaders>(difficulty_ramping);
   return nullptr;
 }
 
 std::vector<std::string> game_names() {
-  return {"Asterix", "Breakout", "Freeway", "SpaceInvaders"};
+  return {"Asterix", "Breakout", "Freeway", "Seaquest", "SpaceInvaders"};
 }
 
 }  // namespace moonseed::envs::minatar

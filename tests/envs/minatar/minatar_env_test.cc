@@ -18,8 +18,8 @@ std::vector<uint8_t> obs_of(const Env& env) {
 }
 
 TEST(MinAtar, TheGamesAreRegisteredAsThePackageNamesThem) {
-  EXPECT_EQ(minatar::game_names(),
-            (std::vector<std::string>{"Asterix", "Breakout", "Freeway", "SpaceInvaders"}));
+  EXPECT_EQ(minatar::game_names(), (std::vector<std::string>{"Asterix", "Breakout", "Freeway",
+                                                              "Seaquest", "SpaceInvaders"}));
   const std::vector<std::string> ids = env_ids();
   for (const std::string& game : minatar::game_names()) {
     for (const char* version : {"-v0", "-v1"}) {
@@ -36,7 +36,8 @@ TEST(MinAtar, SpacesAreThePackages) {
     int64_t channels, minimal;
   };
   for (const Expected& e : {Expected{"Breakout", 4, 3}, Expected{"Freeway", 7, 3},
-                            Expected{"Asterix", 4, 5}, Expected{"SpaceInvaders", 6, 4}}) {
+                            Expected{"Asterix", 4, 5}, Expected{"Seaquest", 10, 6},
+                            Expected{"SpaceInvaders", 6, 4}}) {
     auto full = make_env(std::string("MinAtar/") + e.game + "-v0");
     auto minimal = make_env(std::string("MinAtar/") + e.game + "-v1");
     EXPECT_EQ(full->spec().observation.shape, (std::vector<int64_t>{10, 10, e.channels})) << e.game;
