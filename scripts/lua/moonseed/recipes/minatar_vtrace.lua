@@ -22,7 +22,7 @@ return ms.experiment {
     shared_torso = true,
   },
   -- lr 2e-3 and entropy 0.003: Breakout-v1 return at 1.5M frames 5.0, against 3.8 with
-  -- classic_vtrace's 6e-4 and 0.01 (docs/envs-minatar.md "Learning curves").
+  -- the 6e-4 and 0.01 this recipe started with (docs/envs-minatar.md "Learning curves").
   optimizer = { kind = "rmsprop", lr = 2e-3, eps = 0.01, max_grad_norm = 40 },
   learner = { batch = 16, unroll = 20, queue_capacity = 16 },
   vtrace = ms.vtrace { gamma = 0.99, entropy_cost = 0.003 },
