@@ -13,6 +13,18 @@
 
 namespace moonseed::envs::testing {
 
+// The files an id reads, for tests that make every id: MuJoCo/Model-v0 gets the shipped
+// inverted pendulum's MJCF source file; other ids read none.
+inline EnvFiles files_for(const std::string& id) {
+  return id == "MuJoCo/Model-v0" ? EnvFiles{MOONSEED_SOURCE_DIR "/envs/mujoco/models/inverted_pendulum.xml"}
+                                 : EnvFiles{};
+}
+
+// make_env with the files the id reads.
+inline std::unique_ptr<Env> make_test_env(const std::string& id, const EnvOptions& options = {}) {
+  return make_env(id, options, files_for(id));
+}
+
 struct Outcome {
   std::vector<float> obs;
   StepResult result;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "envs/env.h"
+#include "tests/envs/env_test_util.h"
 
 namespace moonseed::envs {
 namespace {
@@ -22,16 +23,17 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(Registry, ListsTheClassicControlSetTheMemoryTasksAndTheSyntheticAtariSorted) {
+TEST(Registry, ListsTheClassicControlSetTheMemoryTasksTheMujocoFamilyAndTheSyntheticAtariSorted) {
   EXPECT_EQ(env_ids(),
             (std::vector<std::string>{"Acrobot-v1", "CartPole-v1", "CartPoleNoVelocity-v1",
                                       "CueRecall-v0", "MountainCar-v0", "MountainCarContinuous-v0",
+                                      "MuJoCo/Humanoid-v0", "MuJoCo/InvertedPendulum-v0", "MuJoCo/Model-v0",
                                       "Pendulum-v1", "SyntheticAtari-v0"}));
 }
 
 TEST(Registry, MakesEachKnownIdWithItsSpec) {
   for (const std::string& id : env_ids()) {
-    const auto env = make_env(id);
+    const auto env = testing::make_test_env(id);
     ASSERT_NE(env, nullptr);
     EXPECT_EQ(env->spec().id, id);
   }
