@@ -31,6 +31,24 @@ void route_mujoco_warnings() {
   std::call_once(once, [] { mju_user_warning = log_mujoco_warning; });
 }
 
+// MuJoCo's messages span lines; a log line and a config issue are one line each.
+std::string one_line(const std::string& text) {
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const size_t first = text.find_first_not_of(" \t\r", at);
+    const size_t last = text.find_last_not_of(" \t\r", end == 0 ? 0 : end - 1);
+    if (first != std::string::npos && first < end && last != std::string::npos && last >= first) {
+      if (!out.empty()) out += "; ";
+      out += text.substr(first, last - first + 1);
+    }
+    at = end + 1;
+  }
+  return out;
+}
+
 std::string describe_path(const std::string& id, const std::string& path) {
   return id + ": cannot load the MuJoCo model \"" + path + "\": ";
 }
@@ -40,10 +58,6 @@ mjModel* load_model(const std::string& id, const MujocoModelSource& source) {
   char error[kErrorBytes] = {0};
   mjModel* model = nullptr;
   if (source.embedded_xml.empty()) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(source.path, ec)) {
-      throw std::invalid_argument(describe_path(id, source.path) + "no such file");
-    }
     model = mj_loadXML(source.path.c_str(), nullptr, error, kErrorBytes);
   } else {
     auto vfs = std::make_unique<mjVFS>();  // ~2 MB of file name slots: not for the stack
@@ -59,7 +73,10 @@ mjModel* load_model(const std::string& id, const MujocoModelSource& source) {
     mj_deleteVFS(vfs.get());
   }
   if (model == nullptr) {
-    throw std::invalid_argument(describe_path(id, source.path) + (error[0] ? error : "mj_loadXML failed"));
+    std::error_code ec;
+    const bool missing = source.embedded_xml.empty() && !std::filesystem::is_regular_file(source.path, ec);
+    throw std::invalid_argument(describe_path(id, source.path) + (missing ? "no such file; " : "") +
+                                "mj_loadXML says: " + one_line(error[0] ? error : "(no message)"));
   }
   return model;
 }

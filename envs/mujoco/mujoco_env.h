@@ -96,6 +96,7 @@ class MujocoEnv final : public EpisodicEnv {
 
   // The simulated seconds one env step covers: opt.timestep * frame_skip.
   double dt() const;
+  int frame_skip() const { return task_.frame_skip; }
   int nq() const;
   int nv() const;
 

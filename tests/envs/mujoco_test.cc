@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log.h"
 #include "envs/env.h"
 #include "envs/mujoco/mujoco_env.h"
 #include "envs/numpy_rng.h"
@@ -58,6 +59,16 @@ struct TempFile {
   }
   ~TempFile() { std::filesystem::remove_all(dir); }
 };
+
+// Runs `f` with the working directory set to a fresh temporary one, restored after.
+template <typename F>
+void in_temp_directory(const std::filesystem::path& dir, F&& f) {
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::create_directories(dir);
+  std::filesystem::current_path(dir);
+  f();
+  std::filesystem::current_path(before);
+}
 
 bool humanoid_installed() { return std::filesystem::exists(MujocoEnv::kHumanoidPath); }
 
@@ -196,6 +207,9 @@ TEST(Mujoco, AMissingModelFileIsAnErrorNamingThePath) {
   const std::string error = error_of([&] { model_env({}, path); });
   EXPECT_TRUE(contains(error, path)) << error;
   EXPECT_TRUE(contains(error, "MuJoCo/Model-v0")) << error;
+  EXPECT_TRUE(contains(error, "no such file")) << error;
+  EXPECT_TRUE(contains(error, "XML_ERROR_FILE_NOT_FOUND")) << error;  // mj_loadXML's own words
+  EXPECT_FALSE(contains(error, "\n")) << error;
 }
 
 TEST(Mujoco, AnInvalidModelIsAnErrorWithMujocosOwnMessage) {
@@ -206,12 +220,34 @@ TEST(Mujoco, AnInvalidModelIsAnErrorWithMujocosOwnMessage) {
   const TempFile unknown("unknown.xml", "<mujoco><worldbody><bogus/></worldbody></mujoco>\n");
   const std::string unknown_error = error_of([&] { model_env({}, unknown.path.string()); });
   EXPECT_TRUE(contains(unknown_error, "bogus")) << unknown_error;
+  // MuJoCo's message spans lines; the error is one line (a config issue, a log line).
+  EXPECT_TRUE(contains(unknown_error, "unrecognized element; Element 'bogus', line 1")) << unknown_error;
+  EXPECT_FALSE(contains(error, "\n")) << error;
 }
 
 TEST(Mujoco, AModelWithoutActuatorsIsRefused) {
   const TempFile file("still.xml", "<mujoco><worldbody><body><joint type=\"slide\"/><geom size=\"0.1\"/>"
                                    "</body></worldbody></mujoco>\n");
   EXPECT_TRUE(contains(error_of([&] { model_env({}, file.path.string()); }), "no actuator"));
+}
+
+// A NaN control makes MuJoCo warn (mjWARN_BADCTRL) and zero the controls. The warning reaches the
+// log sink, and MuJoCo writes no MUJOCO_LOG.TXT into the working directory.
+TEST(Mujoco, MujocoWarningsGoToTheLogNotToAFile) {
+  std::vector<std::string> lines;
+  const base::LogSink previous = base::set_log_sink([&](const base::LogLine& line) {
+    if (line.component == "mujoco") lines.emplace_back(line.text);
+  });
+  const TempFile scratch("unused.xml", "");
+  in_temp_directory(scratch.dir / "cwd", [&] {
+    const auto env = make_env(MujocoEnv::kInvertedPendulumId);
+    reset_env(*env, 0);
+    step_values(*env, {std::nanf("")});
+    EXPECT_FALSE(std::filesystem::exists("MUJOCO_LOG.TXT"));
+  });
+  base::set_log_sink(previous);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_TRUE(contains(lines[0], "CTRL")) << lines[0];
 }
 
 TEST(Mujoco, OnlyModelV0ReadsEnvModelAndItNeedsOne) {
