@@ -189,7 +189,7 @@ double MujocoEnv::forward_position() const {
 bool MujocoEnv::healthy() const {
   const double* qpos = sim_->data->qpos;
   auto inside = [&](int index, double low, double high) {
-    return index < 0 || (qpos[index] >= low && qpos[index] <= high);
+    return index < 0 || (qpos[index] > low && qpos[index] < high);  // strict, as Gymnasium's is_healthy
   };
   return inside(task_.healthy_z_index, task_.healthy_z_min, task_.healthy_z_max) &&
          inside(task_.healthy_angle_index, task_.healthy_angle_min, task_.healthy_angle_max);

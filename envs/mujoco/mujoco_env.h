@@ -21,9 +21,10 @@
 //   forward_com = 1, else qpos[0]; it is measured after the last mj_step of a step, as Gymnasium
 //   does (mj_step leaves xipos at the last sub-step's start), and kept for the next step.
 //   cfrc_ext is filled by mj_rnePostConstraint, only when contact_cost_weight > 0.
-// - Healthy: qpos[healthy_z_index] in [healthy_z_min, healthy_z_max] and
-//   qpos[healthy_angle_index] in [healthy_angle_min, healthy_angle_max] (an index of -1 checks
-//   nothing). terminated = !healthy when terminate_when_unhealthy.
+// - Healthy: qpos[healthy_z_index] strictly inside (healthy_z_min, healthy_z_max) and
+//   qpos[healthy_angle_index] strictly inside (healthy_angle_min, healthy_angle_max), as
+//   Gymnasium's Humanoid and Hopper compare (an index of -1 checks nothing).
+//   terminated = !healthy when terminate_when_unhealthy.
 // - Reset: mj_resetData, then qpos = qpos0 + U(-s, s) for each of nq values, then qvel =
 //   U(-s, s) for each of nv (Gymnasium's Humanoid/Hopper rule, the generator's draws in that
 //   order, so a seed gives Gymnasium's noise), or with normal_qvel_noise qvel = s * N(0, 1) (as
