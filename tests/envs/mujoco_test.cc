@@ -70,7 +70,7 @@ void in_temp_directory(const std::filesystem::path& dir, F&& f) {
   std::filesystem::current_path(before);
 }
 
-bool humanoid_installed() { return std::filesystem::exists(MujocoEnv::kHumanoidPath); }
+bool humanoid_installed() { return testing::unavailable_because(MujocoEnv::kHumanoidId).empty(); }
 
 TEST(Mujoco, InvertedPendulumSpecIsQposQvelAndTheCtrlrange) {
   const auto env = make_env(MujocoEnv::kInvertedPendulumId);

@@ -33,6 +33,7 @@ TEST(Registry, ListsTheClassicControlSetTheMemoryTasksTheMujocoFamilyAndTheSynth
 
 TEST(Registry, MakesEachKnownIdWithItsSpec) {
   for (const std::string& id : env_ids()) {
+    if (!testing::unavailable_because(id).empty()) continue;  // mujoco_test.cc skips it, saying why
     const auto env = testing::make_test_env(id);
     ASSERT_NE(env, nullptr);
     EXPECT_EQ(env->spec().id, id);
