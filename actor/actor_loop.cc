@@ -142,7 +142,7 @@ class Actor {
   void prepare(const rpc::Welcome& welcome) {
     if (!envs_.empty()) {
       if (welcome.env_id != welcome_.env_id || welcome.num_envs != welcome_.num_envs ||
-          welcome.env_spec != welcome_.env_spec) {
+          welcome.env_spec != welcome_.env_spec || welcome.env_files.model != welcome_.env_files.model) {
         envs_.clear();  // a different run: start over
       } else {
         welcome_ = welcome;
@@ -154,7 +154,7 @@ class Actor {
     take_config(welcome);
     if (welcome.num_envs == 0) throw std::runtime_error("learner assigned 0 envs");
     for (uint32_t i = 0; i < welcome.num_envs; ++i) {
-      envs_.push_back(envs::make_env(welcome.env_id, welcome.env_options));
+      envs_.push_back(envs::make_env(welcome.env_id, welcome.env_options, welcome.env_files));
       if (envs_.back()->spec() != welcome.env_spec) {
         throw std::runtime_error("env spec mismatch: this actor builds " +
                                  envs_.back()->spec().describe() + " but the learner expects " +

@@ -44,7 +44,7 @@ engine::UnrollBatch synthetic_batch(const engine::ExperimentConfig& cfg, const m
 
 // Trained frames per second of the bare training step.
 double training_ceiling(const engine::ExperimentConfig& cfg, double seconds) {
-  auto spec = moonseed::envs::make_env(cfg.env.id, cfg.env.options)->spec();
+  auto spec = moonseed::envs::make_env(cfg.env.id, cfg.env.options, {cfg.env.model})->spec();
   at::set_num_threads(std::max(1, cfg.learner.torch_threads));
   moonseed::models::PolicyNet model(cfg.model, spec);
   auto optimizer = engine::make_optimizer(cfg.optimizer, model->parameters());

@@ -55,9 +55,18 @@ class Env {
 // an error, never silently ignored.
 using EnvOptions = std::vector<std::pair<std::string, double>>;
 
+// Files an env reads, named by the experiment as strings (env.model): absolute paths, or
+// relative to the working directory (the experiment loader resolves the script's relative
+// ones). Only MuJoCo/Model-v0 reads `model`; any other id refuses one.
+struct EnvFiles {
+  std::string model;
+};
+
 // Creates a built-in env by Gymnasium id. Throws std::invalid_argument naming
-// the id (with the list of known ids) or the unknown option.
-std::unique_ptr<Env> make_env(const std::string& id, const EnvOptions& options = {});
+// the id (with the list of known ids), the unknown option, or a file the id does
+// not read or cannot load.
+std::unique_ptr<Env> make_env(const std::string& id, const EnvOptions& options = {},
+                              const EnvFiles& files = {});
 
 // Ids make_env knows, sorted.
 std::vector<std::string> env_ids();

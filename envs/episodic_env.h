@@ -39,8 +39,9 @@ namespace moonseed::envs {
 
 class EpisodicEnv : public Env {
  public:
-  // Box actions are copied into Action::values, so they are small.
-  static constexpr size_t kMaxActionValues = 4;
+  // Box actions are copied into Action::values, so they are small: 64 covers a MuJoCo
+  // humanoid's 21 actuators with room to spare.
+  static constexpr size_t kMaxActionValues = 64;
 
   const EnvSpec& spec() const final { return spec_; }
   void reset(std::optional<uint64_t> seed, void* obs) final;

@@ -97,6 +97,7 @@ void read_welcome(wire::Welcome::Reader r, Welcome& out) {
   out.unroll_length = r.getUnrollLength();
   auto payload = r.getPayload();
   out.payload.assign(reinterpret_cast<const char*>(payload.begin()), payload.size());
+  read_text(r.getEnvModel(), out.env_files.model);
 }
 
 void read_step_batch(wire::StepBatch::Reader r, StepBatch& out) {

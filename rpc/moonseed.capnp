@@ -60,6 +60,7 @@ struct Welcome {
   configVersion @8 :UInt64;
   unrollLength @9 :UInt32;
   payload @10 :Data;  # as ConfigUpdate.payload
+  envModel @11 :Text;  # env.model: the model file the env loads ("" = none; absent from older peers)
 }
 
 struct StepBatch {

@@ -66,9 +66,9 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
   }
   std::unique_ptr<envs::Env> env;
   try {
-    env = envs::make_env(config.env.id, config.env.options);
+    env = envs::make_env(config.env.id, config.env.options, {config.env.model});
   } catch (const std::invalid_argument& e) {
-    report({"env.options", "env.id"}, e.what());
+    report({"env.options", "env.model", "env.id"}, e.what());
     return;
   }
   check_reward_shaping_trial(config, *env, issues);

@@ -1,5 +1,7 @@
 #include "scripts/experiment_loader.h"
 
+#include <filesystem>
+
 #include "engine/config/schema.h"
 #include "engine/config/values.h"
 #include "scripts/assigned_fields.h"
@@ -45,6 +47,14 @@ engine::ExperimentConfig resolve(const AssignedFields& values, std::vector<Confi
   return config;
 }
 
+// env.model relative to the script's directory, so that the learner and its actors (started
+// anywhere) read the file the script names.
+std::string resolve_against_script(const std::string& script, const std::string& file) {
+  if (file.empty() || std::filesystem::path(file).is_absolute()) return file;
+  const std::filesystem::path dir = std::filesystem::absolute(script).parent_path();
+  return (dir / file).lexically_normal().string();
+}
+
 }  // namespace
 
 LoadedExperiment load_experiment_sources(const std::string& path, const std::vector<std::string>& overrides) {
@@ -61,6 +71,7 @@ LoadedExperiment load_experiment_sources(const std::string& path, const std::vec
   for (const std::string& o : overrides) apply_override(o, &values, &issues, &reader);
 
   engine::ExperimentConfig config = resolve(values, &issues);
+  config.env.model = resolve_against_script(path, config.env.model);
   if (reader.reward_shaping()) config.reward_shaping = *reader.reward_shaping();
   // Rules between fields mean something only once each field is valid.
   if (issues.empty()) check_cross_field(config, path, values, &issues);

@@ -13,6 +13,8 @@
 // cross-field rules: those of engine/config/config_problems.h
 // (groups_per_actor <= envs_per_actor, evaluation envs, R2D2 sequences, ...),
 // then the env id exists and accepts its options and the model fits the env.
+// A relative env.model (a file the env loads) is made absolute against the script's
+// directory, wherever it was set (script, recipe or override).
 // One file per step: config_reader.h, recipes.h, config_overrides.h,
 // cross_field_rules.h; config_error.h, sources_manifest.h and
 // config_lua_writer.h hold the types and writers declared with them here.

@@ -15,6 +15,9 @@ namespace moonseed::engine {
 struct EnvConfig {
   std::string id = "CartPole-v1";
   std::vector<std::pair<std::string, double>> options;  // passed to envs::make_env
+  // The MJCF file MuJoCo/Model-v0 loads (envs::EnvFiles::model); "" = none. The loader makes a
+  // relative path absolute against the script's directory.
+  std::string model;
 };
 
 struct VTraceConfig {

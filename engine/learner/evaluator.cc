@@ -25,7 +25,7 @@ Evaluation play_episodes(const EnvConfig& env_config, const envs::EnvSpec& spec,
   const int64_t obs_bytes = spec.observation.byte_size();
   auto* obs_data = static_cast<uint8_t*>(obs.data_ptr());
   for (size_t i = 0; i < n; ++i) {
-    env[i] = envs::make_env(env_config.id, env_config.options);
+    env[i] = envs::make_env(env_config.id, env_config.options, {env_config.model});
     env[i]->reset(seed + i, obs_data + static_cast<int64_t>(i) * obs_bytes);
   }
   Evaluation out;

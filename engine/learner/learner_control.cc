@@ -10,7 +10,7 @@ namespace {
 // (engine/config/config_problems.h): a config built in C++ skips the loader.
 envs::EnvSpec checked_spec(const ExperimentConfig& config) {
   check_config(config);
-  return envs::make_env(config.env.id, config.env.options)->spec();
+  return envs::make_env(config.env.id, config.env.options, {config.env.model})->spec();
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ namespace moonseed::envs {
 namespace {
 
 using testing::reset_env;
+using testing::make_test_env;
 
 // An observation as a record keeps it: its bytes, or for observations of more than 4 KiB
 // (SyntheticAtari's frames) a 64-bit digest, so that long plays stay small. The digest is
@@ -63,10 +64,13 @@ std::vector<Record> play(Env& env, std::mt19937& random, int steps) {
       const int32_t action = static_cast<int32_t>(random() % static_cast<uint32_t>(action_space.n));
       result = env.step(&action, obs.data());
     } else {
-      std::uniform_real_distribution<float> value(1.5f * action_space.low[0],
-                                                  1.5f * action_space.high[0]);
-      const float action = value(random);
-      result = env.step(&action, obs.data());
+      // One value per element (a MuJoCo humanoid takes 21), each within 1.5 times its bounds.
+      std::vector<float> action(static_cast<size_t>(action_space.numel()));
+      for (size_t i = 0; i < action.size(); ++i) {
+        std::uniform_real_distribution<float> value(1.5f * action_space.low[i], 1.5f * action_space.high[i]);
+        action[i] = value(random);
+      }
+      result = env.step(action.data(), obs.data());
     }
     record.obs = kept(obs);
     record.reward = result.reward;
@@ -84,10 +88,16 @@ std::vector<Record> play(Env& env, std::mt19937& random, int steps) {
   return records;
 }
 
-class EveryEnv : public ::testing::TestWithParam<std::string> {};
+class EveryEnv : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    const std::string why = testing::unavailable_because(GetParam());
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+};
 
 TEST_P(EveryEnv, ContinuesBitIdenticallyFromSetStateOfGetState) {
-  auto original = make_env(GetParam());
+  auto original = make_test_env(GetParam());
   reset_env(*original, 2024);
   std::mt19937 random(99);
   play(*original, random, 300);
@@ -95,7 +105,7 @@ TEST_P(EveryEnv, ContinuesBitIdenticallyFromSetStateOfGetState) {
   const std::mt19937 random_at_snapshot = random;
   const std::vector<Record> expected = play(*original, random, 1000);
 
-  auto restored = make_env(GetParam());
+  auto restored = make_test_env(GetParam());
   reset_env(*restored, 1);  // a different episode, fully overwritten by set_state
   restored->set_state(snapshot);
   std::mt19937 replay = random_at_snapshot;
@@ -107,15 +117,15 @@ TEST_P(EveryEnv, ContinuesBitIdenticallyFromSetStateOfGetState) {
 }
 
 TEST_P(EveryEnv, SetStateRestoresTheGeneratorOfAFreshEnv) {
-  auto seeded = make_env(GetParam());
+  auto seeded = make_test_env(GetParam());
   reset_env(*seeded, 5);
-  auto fresh = make_env(GetParam());
+  auto fresh = make_test_env(GetParam());
   fresh->set_state(seeded->get_state());
   EXPECT_EQ(reset_env(*fresh, std::nullopt), reset_env(*seeded, std::nullopt));
 }
 
 TEST_P(EveryEnv, SetStateOfTheWrongSizeIsRejected) {
-  auto env = make_env(GetParam());
+  auto env = make_test_env(GetParam());
   reset_env(*env, 0);
   std::vector<double> state = env->get_state();
   state.push_back(0);
@@ -125,7 +135,7 @@ TEST_P(EveryEnv, SetStateOfTheWrongSizeIsRejected) {
 }
 
 TEST_P(EveryEnv, SetStateWithAMalformedGeneratorWordIsRejected) {
-  auto env = make_env(GetParam());
+  auto env = make_test_env(GetParam());
   reset_env(*env, 0);
   std::vector<double> state = env->get_state();
   state.back() = 0.5;
@@ -138,11 +148,11 @@ TEST_P(EveryEnv, SetStateWithAMalformedGeneratorWordIsRejected) {
 // env with that limit. One step: MinAtar Seaquest can end on its second (down, then up with no
 // divers on board).
 TEST_P(EveryEnv, SetStateOfAnEpisodeStillRunningAtTheTimeLimitIsRejected) {
-  auto unlimited = make_env(GetParam(), {{"max_episode_steps", 0}});
+  auto unlimited = make_test_env(GetParam(), {{"max_episode_steps", 0}});
   reset_env(*unlimited, 0);
   std::mt19937 random(3);
   ASSERT_EQ(play(*unlimited, random, 1).size(), 1u);  // no reset: still running after 1 step
-  auto limited = make_env(GetParam(), {{"max_episode_steps", 1}});
+  auto limited = make_test_env(GetParam(), {{"max_episode_steps", 1}});
   reset_env(*limited, 0);
   const std::vector<double> before = limited->get_state();
   EXPECT_THROW(limited->set_state(unlimited->get_state()), std::invalid_argument);
@@ -150,21 +160,21 @@ TEST_P(EveryEnv, SetStateOfAnEpisodeStillRunningAtTheTimeLimitIsRejected) {
 }
 
 TEST_P(EveryEnv, StepBeforeResetIsACallerBug) {
-  auto env = make_env(GetParam());
+  auto env = make_test_env(GetParam());
   std::vector<uint8_t> obs = observation_buffer(*env);
-  const float action[1] = {0};
-  EXPECT_THROW(env->step(action, obs.data()), std::logic_error);
+  const std::vector<float> action(64, 0.f);  // enough zeros for any box action
+  EXPECT_THROW(env->step(action.data(), obs.data()), std::logic_error);
 }
 
 TEST_P(EveryEnv, StepAfterTheEpisodeEndedIsACallerBug) {
-  auto env = make_env(GetParam(), {{"max_episode_steps", 1}});
+  auto env = make_test_env(GetParam(), {{"max_episode_steps", 1}});
   reset_env(*env, 0);
   std::vector<uint8_t> obs = observation_buffer(*env);
   const int32_t discrete = 0;
-  const float box = 0;
+  const std::vector<float> box(64, 0.f);  // enough zeros for any box action
   const void* action = env->spec().action.kind == SpaceKind::kDiscrete
                            ? static_cast<const void*>(&discrete)
-                           : static_cast<const void*>(&box);
+                           : static_cast<const void*>(box.data());
   EXPECT_TRUE(env->step(action, obs.data()).truncated);
   EXPECT_THROW(env->step(action, obs.data()), std::logic_error);
   reset_env(*env, std::nullopt);
@@ -172,8 +182,8 @@ TEST_P(EveryEnv, StepAfterTheEpisodeEndedIsACallerBug) {
 }
 
 TEST_P(EveryEnv, ResetWithoutAnySeedStillWorks) {
-  auto a = make_env(GetParam());
-  auto b = make_env(GetParam());
+  auto a = make_test_env(GetParam());
+  auto b = make_test_env(GetParam());
   // Seeded from OS entropy, as Gymnasium does; two envs almost surely differ. Several resets
   // each, since an env with few initial observations (CueRecall's two cues) repeats one often.
   std::vector<std::vector<float>> from_a, from_b;
@@ -187,7 +197,7 @@ TEST_P(EveryEnv, ResetWithoutAnySeedStillWorks) {
 }
 
 TEST_P(EveryEnv, ZeroMaxEpisodeStepsMeansNoTimeLimit) {
-  auto env = make_env(GetParam(), {{"max_episode_steps", 0}});
+  auto env = make_test_env(GetParam(), {{"max_episode_steps", 0}});
   EXPECT_EQ(env->spec().max_episode_steps, 0);
   reset_env(*env, 0);
   std::mt19937 random(4);
@@ -195,7 +205,7 @@ TEST_P(EveryEnv, ZeroMaxEpisodeStepsMeansNoTimeLimit) {
 }
 
 TEST_P(EveryEnv, MaxEpisodeStepsOptionSetsTheTruncationStep) {
-  auto env = make_env(GetParam(), {{"max_episode_steps", 3}});
+  auto env = make_test_env(GetParam(), {{"max_episode_steps", 3}});
   EXPECT_EQ(env->spec().max_episode_steps, 3);
   std::mt19937 random(8);
   for (int episode = 0; episode < 5; ++episode) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -10,8 +11,30 @@
 #include <vector>
 
 #include "envs/env.h"
+#include "envs/mujoco/mujoco_env.h"
 
 namespace moonseed::envs::testing {
+
+// The files an id reads, for tests that make every id: MuJoCo/Model-v0 gets the shipped
+// inverted pendulum's MJCF source file; other ids read none.
+inline EnvFiles files_for(const std::string& id) {
+  return id == MujocoEnv::kModelId ? EnvFiles{MOONSEED_SOURCE_DIR "/envs/mujoco/models/inverted_pendulum.xml"}
+                                 : EnvFiles{};
+}
+
+// Why `id` cannot be made on this host ("" when it can): MuJoCo/Humanoid-v0 needs the model of
+// Debian's libmujoco-samples, which CI installs (.ci/setup); tests skip it, saying so, elsewhere.
+inline std::string unavailable_because(const std::string& id) {
+  if (id == MujocoEnv::kHumanoidId && !std::filesystem::exists(MujocoEnv::kHumanoidPath)) {
+    return std::string(id) + " needs " + MujocoEnv::kHumanoidPath + ": apt-get install libmujoco-samples";
+  }
+  return "";
+}
+
+// make_env with the files the id reads.
+inline std::unique_ptr<Env> make_test_env(const std::string& id, const EnvOptions& options = {}) {
+  return make_env(id, options, files_for(id));
+}
 
 struct Outcome {
   std::vector<float> obs;

@@ -93,7 +93,9 @@ TEST(EpisodicEnv, SetStateRejectedByTheEnvChangesNothing) {
 
 TEST(EpisodicEnv, ConstructorRejectsWhatTheBaseCannotServe) {
   EXPECT_THROW(Probe(-1), std::invalid_argument);
-  EXPECT_THROW(Probe(0, float32_box(std::vector<float>(5, -1.f), std::vector<float>(5, 1.f))), std::logic_error);
+  const size_t too_many = EpisodicEnv::kMaxActionValues + 1;
+  EXPECT_THROW(Probe(0, float32_box(std::vector<float>(too_many, -1.f), std::vector<float>(too_many, 1.f))),
+               std::logic_error);
   EXPECT_THROW(Probe(0, discrete_space(2), {12, 1, 1, 3}), std::logic_error);  // two values in slot 1
   EXPECT_THROW(Probe(0, discrete_space(2), {12, 1, 2, 4}), std::logic_error);  // slot 4 is the generator's
 }

@@ -14,7 +14,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.runs_dir = "/tmp/some \"quoted\" runs";
   c.group_access = true;
   c.env.id = "CartPole-v1";  // the env every build has: cannot differ
-  c.env.options = {{"max_episode_steps", 200}};
+  c.env.options = {{"max_episode_steps", 200}};  // env.model stays "": CartPole reads no model file
   c.model.kind = "layers";
   c.model.hidden = {128, 7, 3};
   c.model.activation = "relu";
