@@ -24,6 +24,8 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
 
 def run_one(args, game, seed):
     runs_dir = os.path.join(args.runs, "%s-seed%d" % (game, seed))
+    if args.reuse and os.path.isdir(runs_dir):
+        return read_rows(runs_dir)
     os.makedirs(runs_dir, exist_ok=True)
     command = [args.moonseed, "run", args.example, "env.id=MinAtar/%s-v1" % game, "seed=%d" % seed,
                "stop.frames=%d" % args.frames, "log.interval_s=10", "runs_dir=" + runs_dir]
@@ -33,6 +35,15 @@ def run_one(args, game, seed):
         code = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT)
     if code != 0:
         raise SystemExit("%s seed %d: moonseed run exited %d (see %s/output.txt)" % (game, seed, code, runs_dir))
+    rows = read_rows(runs_dir)
+    print("  %s seed %d: %.0f s, final return %.2f" % (game, seed, time.time() - started,
+                                                          rows[-1][2] if rows else float("nan")),
+          flush=True)
+    return rows
+
+
+def read_rows(runs_dir):
+    """(frames, time_s, return_mean) of each metrics row of the run under `runs_dir`."""
     run_dir = [d for d in os.listdir(runs_dir) if os.path.isdir(os.path.join(runs_dir, d))][0]
     rows = []
     with open(os.path.join(runs_dir, run_dir, "metrics.jsonl")) as f:
@@ -40,9 +51,6 @@ def run_one(args, game, seed):
             row = json.loads(line)
             if row.get("return_mean") is not None and "frames" in row:
                 rows.append((row["frames"], row["time_s"], row["return_mean"]))
-    print("  %s seed %d: %.0f s, final return %.2f" % (game, seed, time.time() - started,
-                                                          rows[-1][2] if rows else float("nan")),
-          flush=True)
     return rows
 
 
@@ -78,13 +86,24 @@ def svg(curves, x_index, x_label, x_scale, title):
         points = " ".join("%.1f,%.1f" % (px(p[x_index] * x_scale), py(p[2])) for p in rows)
         color = COLORS[k % len(COLORS)]
         out.append('<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>' % (color, points))
-        out.append('<text x="%d" y="%d" fill="%s">seed %d</text>' % (width - right - 50, top + 14 * (k + 1), color, seed))
+        out.append('<text x="%d" y="%d" fill="%s">seed %d</text>' % (left + 8, top + 14 * (k + 1), color, seed))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
+def at_frames(rows, frames):
+    """The return of the last row at or before `frames`, or None when the run never got there."""
+    if not rows or rows[-1][0] < frames * 0.999:
+        return None
+    before = [p for p in rows if p[0] <= frames * 1.001]
+    return before[-1][2] if before else None
+
+
 def at_minutes(rows, minutes):
-    """The return of the last row at or before `minutes` of wall clock, or None."""
+    """The return of the last row at or before `minutes` of wall clock, or None when the run
+    ended before then."""
+    if not rows or rows[-1][1] < minutes * 60:
+        return None
     before = [p for p in rows if p[1] <= minutes * 60]
     return before[-1][2] if before else None
 
@@ -98,6 +117,8 @@ def main():
     parser.add_argument("--out", default="docs/img")
     parser.add_argument("--moonseed", default="build/moonseed")
     parser.add_argument("--runs", default="/tmp/minatar-curves")
+    parser.add_argument("--reuse", action="store_true",
+                        help="read runs already under --runs instead of running them again")
     args = parser.parse_args()
     games = [g for g in args.games.split(",") if g]
     unknown = [g for g in games if g not in GAMES]
@@ -105,15 +126,16 @@ def main():
         raise SystemExit("unknown game(s) %s; known: %s" % (", ".join(unknown), ", ".join(GAMES)))
     seeds = [int(s) for s in args.seeds.split(",") if s]
     os.makedirs(args.out, exist_ok=True)
-    table = ["| game | seed | return at 5 min | at 10 min | at 15 min | final | frames | minutes |",
-             "|---|---|---|---|---|---|---|---|"]
+    table = ["| game | seed | return at 1M frames | at 2.5M | at 5M | at 5 min | at 15 min | final "
+             "| frames | minutes |", "|---|---|---|---|---|---|---|---|---|---|"]
     for game in games:
         curves = {}
         for seed in seeds:
             rows = run_one(args, game, seed)
             curves[seed] = rows
             last = rows[-1] if rows else (0, 0, float("nan"))
-            cells = ["-" if v is None else "%.2f" % v for v in (at_minutes(rows, m) for m in (5, 10, 15))]
+            values = [at_frames(rows, f) for f in (1e6, 2.5e6, 5e6)] + [at_minutes(rows, m) for m in (5, 15)]
+            cells = ["-" if v is None else "%.2f" % v for v in values]
             table.append("| %s-v1 | %d | %s | %.2f | %.2fM | %.1f |" % (
                 game, seed, " | ".join(cells), last[2], last[0] / 1e6, last[1] / 60))
         for x_index, suffix, label, scale in ((0, "frames", "frames (millions)", 1e-6),
