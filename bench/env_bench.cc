@@ -7,78 +7,23 @@
 // each figure is the fastest slice. The ratio column is against the first id (CartPole-v1 by
 // default), measured in the same run: compare ratios across runs, not the absolute rates.
 // Usage: env_bench [total_seconds=10] [group_size=16] [ENV_ID...]
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "envs/env.h"
+#include "bench/env_group.h"
 
 namespace {
 
-namespace envs = moonseed::envs;
+using moonseed::bench::EnvGroup;
 using moonseed::bench::fastest;
 using moonseed::bench::per_call;
 using moonseed::bench::rate_text;
 
 constexpr int kSlices = 20;
-constexpr size_t kActionTable = 4096;
-
-// One actor env group of one id.
-class Group {
- public:
-  Group(const std::string& id, int size) {
-    for (int i = 0; i < size; ++i) envs_.push_back(envs::make_env(id));
-    const envs::EnvSpec& spec = envs_.front()->spec();
-    obs_bytes_ = static_cast<size_t>(spec.observation.byte_size());
-    action_bytes_ = static_cast<size_t>(spec.action.byte_size());
-    observations_.resize(obs_bytes_ * envs_.size());
-    ended_.assign(envs_.size(), 0);
-    std::mt19937 random(7);
-    actions_.resize(kActionTable * action_bytes_);
-    for (size_t a = 0; a < kActionTable; ++a) {
-      if (spec.action.kind == envs::SpaceKind::kDiscrete) {
-        const auto index = static_cast<int32_t>(random() % static_cast<uint32_t>(spec.action.n));
-        std::memcpy(&actions_[a * action_bytes_], &index, sizeof index);
-      } else {
-        for (int64_t k = 0; k < spec.action.numel(); ++k) {
-          const size_t i = static_cast<size_t>(k);
-          std::uniform_real_distribution<float> value(spec.action.low[i], spec.action.high[i]);
-          const float v = value(random);
-          std::memcpy(&actions_[a * action_bytes_ + i * sizeof(float)], &v, sizeof v);
-        }
-      }
-    }
-    for (size_t i = 0; i < envs_.size(); ++i) envs_[i]->reset(1000 + i, &observations_[i * obs_bytes_]);
-  }
-
-  // Steps every env of the group once (or resets it, after an episode end).
-  void step() {
-    for (size_t i = 0; i < envs_.size(); ++i) {
-      uint8_t* obs = &observations_[i * obs_bytes_];
-      if (ended_[i]) {
-        envs_[i]->reset(std::nullopt, obs);
-        ended_[i] = 0;
-        continue;
-      }
-      next_ = (next_ + 1) % kActionTable;
-      const envs::StepResult r = envs_[i]->step(&actions_[next_ * action_bytes_], obs);
-      ended_[i] = r.terminated || r.truncated;
-    }
-  }
-
-  size_t size() const { return envs_.size(); }
-
- private:
-  std::vector<std::unique_ptr<envs::Env>> envs_;
-  size_t obs_bytes_ = 0, action_bytes_ = 0, next_ = 0;
-  std::vector<uint8_t> observations_, actions_, ended_;
-};
 
 }  // namespace
 
@@ -95,9 +40,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: env_bench [total_seconds=10] [group_size=16] [ENV_ID...]\n");
     return 2;
   }
-  std::vector<std::unique_ptr<Group>> groups;
+  std::vector<std::unique_ptr<EnvGroup>> groups;
   try {
-    for (const std::string& id : ids) groups.push_back(std::make_unique<Group>(id, group_size));
+    for (const std::string& id : ids) groups.push_back(std::make_unique<EnvGroup>(id, group_size, 1000));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "env_bench: %s\n", e.what());
     return 2;
@@ -108,7 +53,7 @@ int main(int argc, char** argv) {
   const double slice = total / kSlices / static_cast<double>(ids.size());
   for (int s = 0; s < kSlices; ++s) {
     for (size_t v = 0; v < groups.size(); ++v) {
-      Group& group = *groups[v];
+      EnvGroup& group = *groups[v];
       per_step[v].push_back(per_call(slice, 8, [&] { group.step(); }) /
                             static_cast<double>(group.size()));
     }
