@@ -14,6 +14,7 @@
 
 #include "base/log.h"
 #include "envs/env.h"
+#include "envs/env_set.h"
 #include "rpc/client.h"
 #include "rpc/messages.h"
 
@@ -21,6 +22,14 @@ namespace moonseed::actor {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::unique_ptr<envs::EnvSet> make_builtin_envs(const rpc::Welcome& welcome) {
+  std::vector<std::unique_ptr<envs::Env>> envs;
+  for (uint32_t i = 0; i < welcome.num_envs; ++i) {
+    envs.push_back(envs::make_env(welcome.env_id, welcome.env_options, welcome.env_files));
+  }
+  return std::make_unique<envs::EnvArray>(std::move(envs));
+}
 
 // One group of consecutive envs with its reusable outgoing message.
 struct EnvGroup {
@@ -96,7 +105,7 @@ class Actor {
     actor_id_ = welcome.actor_id;
     prepare(welcome);
     log("connected to " + options_.address + " (run " + welcome.run_id + ", " +
-        std::to_string(envs_.size()) + " envs of " + welcome.env_id + ")");
+        std::to_string(set_->size()) + " envs of " + welcome.env_id + ")");
 
     // Every connection starts every env afresh: the learner dropped whatever
     // partial unrolls it held for us.
@@ -140,10 +149,10 @@ class Actor {
 
   // Creates the envs on the first Welcome and checks later ones describe the same run.
   void prepare(const rpc::Welcome& welcome) {
-    if (!envs_.empty()) {
+    if (set_) {
       if (welcome.env_id != welcome_.env_id || welcome.num_envs != welcome_.num_envs ||
           welcome.env_spec != welcome_.env_spec || welcome.env_files.model != welcome_.env_files.model) {
-        envs_.clear();  // a different run: start over
+        set_.reset();  // a different run: start over
       } else {
         welcome_ = welcome;
         take_config(welcome);
@@ -153,13 +162,14 @@ class Actor {
     welcome_ = welcome;
     take_config(welcome);
     if (welcome.num_envs == 0) throw std::runtime_error("learner assigned 0 envs");
-    for (uint32_t i = 0; i < welcome.num_envs; ++i) {
-      envs_.push_back(envs::make_env(welcome.env_id, welcome.env_options, welcome.env_files));
-      if (envs_.back()->spec() != welcome.env_spec) {
-        throw std::runtime_error("env spec mismatch: this actor builds " +
-                                 envs_.back()->spec().describe() + " but the learner expects " +
-                                 welcome.env_spec.describe());
-      }
+    set_ = options_.make_envs ? options_.make_envs(welcome) : make_builtin_envs(welcome);
+    if (!set_ || set_->size() != welcome.num_envs) {
+      throw std::runtime_error("the actor's env factory made " + std::to_string(set_ ? set_->size() : 0) +
+                               " envs, the learner assigned " + std::to_string(welcome.num_envs));
+    }
+    if (set_->spec() != welcome.env_spec) {
+      throw std::runtime_error("env spec mismatch: this actor builds " + set_->spec().describe() +
+                               " but the learner expects " + welcome.env_spec.describe());
     }
     seeded_ = false;
     obs_bytes_ = static_cast<size_t>(welcome.env_spec.observation.byte_size());
@@ -207,15 +217,12 @@ class Actor {
 
   // Resets every env of the group; the first connection seeds them.
   void start_group(EnvGroup& group) {
-    for (uint32_t i = 0; i < group.count; ++i) {
-      uint32_t e = group.begin + i;
-      std::optional<uint64_t> seed;
-      if (!seeded_) seed = welcome_.seed + e;
-      envs_[e]->reset(seed, &group.batch.observations[i * obs_bytes_]);
-      group.batch.rewards[i] = 0.f;
-      group.batch.flags[i] = envs::kFirst;
-      group.ended[i] = 0;
+    ops_.assign(group.count, envs::EnvOp::kReset);
+    seeds_.clear();
+    if (!seeded_) {
+      for (uint32_t i = 0; i < group.count; ++i) seeds_.push_back(welcome_.seed + group.begin + i);
     }
+    run_envs(group, nullptr);
     group.batch.env_rewards.clear();
     if (&group == &groups_.back()) seeded_ = true;
     // A connection starts the learner's unrolls afresh: a boundary.
@@ -239,28 +246,40 @@ class Actor {
     if (env_rewards_ != b.rewards) b.env_rewards.swap(env_rewards_);
   }
 
+  // Runs ops_ (and seeds_, when set) on the group's envs into its batch. A step that failed
+  // ends that env's episode (sent as truncated, the env resets at its next turn), and the
+  // learner's operator hears why.
+  void run_envs(EnvGroup& group, const uint8_t* actions) {
+    rpc::StepBatch& b = group.batch;
+    envs::EnvSetCall call;
+    call.begin = group.begin;
+    call.count = group.count;
+    call.ops = ops_.data();
+    call.actions = actions;
+    call.seeds = seeds_.empty() ? nullptr : seeds_.data();
+    call.observations = b.observations.data();
+    call.rewards = b.rewards.data();
+    call.flags = b.flags.data();
+    errors_.clear();
+    set_->run(call, errors_);
+    for (uint32_t i = 0; i < group.count; ++i) group.ended[i] = (b.flags[i] & (envs::kTerminated | envs::kTruncated)) != 0;
+    for (const envs::EnvError& error : errors_) {
+      report(group, "env " + std::to_string(error.env) + ": step failed: " + error.message +
+                        " (its episode ends as truncated; the env resets)");
+    }
+  }
+
   bool step_group(EnvGroup& group, const rpc::ActionBatch& actions) {
     if (actions.actions.size() != group.count * action_bytes_) {
       log("action batch has " + std::to_string(actions.actions.size()) + " bytes, expected " +
           std::to_string(group.count * action_bytes_) + ", reconnecting");
       return false;
     }
-    for (uint32_t i = 0; i < group.count; ++i) {
-      envs::Env& env = *envs_[group.begin + i];
-      uint8_t* obs = &group.batch.observations[i * obs_bytes_];
-      if (group.ended[i]) {
-        env.reset(std::nullopt, obs);
-        group.batch.rewards[i] = 0.f;
-        group.batch.flags[i] = envs::kFirst;
-        group.ended[i] = 0;
-        continue;
-      }
-      envs::StepResult r = env.step(&actions.actions[i * action_bytes_], obs);
-      group.batch.rewards[i] = r.reward;
-      group.batch.flags[i] = static_cast<uint8_t>((r.terminated ? envs::kTerminated : 0) |
-                                                  (r.truncated ? envs::kTruncated : 0));
-      group.ended[i] = r.terminated || r.truncated;
-    }
+    // An env whose last observation was final starts its next episode; the action for it is ignored.
+    ops_.resize(group.count);
+    for (uint32_t i = 0; i < group.count; ++i) ops_[i] = group.ended[i] ? envs::EnvOp::kReset : envs::EnvOp::kStep;
+    seeds_.clear();
+    run_envs(group, actions.actions.data());
     ++group.steps;
     hook_step(group);
     // These rewards close the previous unroll; the new config shapes the next one.
@@ -299,7 +318,10 @@ class Actor {
   uint32_t unroll_length_ = 0;
   std::vector<rpc::ActorNotice> notices_;  // waiting to be sent
   std::vector<float> env_rewards_;         // the env's rewards of a step, before the hook
-  std::vector<std::unique_ptr<envs::Env>> envs_;
+  std::unique_ptr<envs::EnvSet> set_;
+  std::vector<envs::EnvOp> ops_;       // per env of the group being run
+  std::vector<uint64_t> seeds_;        // empty, or the seeds of a first connection's resets
+  std::vector<envs::EnvError> errors_;
   std::vector<EnvGroup> groups_;
   size_t obs_bytes_ = 0;
   size_t action_bytes_ = 0;

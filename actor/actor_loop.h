@@ -22,10 +22,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "envs/env_set.h"
 #include "envs/spec.h"
+#include "rpc/messages.h"
 
 namespace moonseed::actor {
 
@@ -65,6 +68,9 @@ struct ActorOptions {
   double reconnect_for_s = 60;
   bool verbose = true;         // one line per connect/disconnect on stderr
   std::shared_ptr<GroupHook> hook;  // null: rewards go out as the envs return them
+  // Builds the Welcome's `num_envs` envs; null: the built-in ones (envs::make_env) in an
+  // EnvArray. A Python actor plugs its own set here (docs/own-envs-design.md).
+  std::function<std::unique_ptr<envs::EnvSet>(const rpc::Welcome&)> make_envs;
 };
 
 enum class ActorExit {

@@ -343,3 +343,54 @@ TEST_F(ActorLoop, AHooksProblemReachesTheLearnerAsAnActorNoticeAndSteppingGoesOn
 
 }  // namespace
 }  // namespace moonseed::actor
+
+namespace moonseed::actor {
+namespace {
+
+// Env 1 of the actor fails its 3rd step (a fault a plugin or a Python env reports).
+class FailsOnce final : public envs::Env {
+ public:
+  const envs::EnvSpec& spec() const override { return inner_->spec(); }
+  void reset(std::optional<uint64_t> seed, void* obs) override { inner_->reset(seed, obs); }
+  envs::StepResult step(const void* action, void* obs) override {
+    if (++steps_ == 3) throw std::runtime_error("the physics exploded");
+    return inner_->step(action, obs);
+  }
+  std::vector<double> get_state() const override { return inner_->get_state(); }
+  void set_state(const std::vector<double>& state) override { inner_->set_state(state); }
+
+ private:
+  int steps_ = 0;
+  std::unique_ptr<envs::Env> inner_ = envs::make_env("CartPole-v1", {});
+};
+
+TEST_F(ActorLoop, AFailedEnvStepEndsThatEpisodeAsTruncatedTellsTheLearnerAndTheEnvStartsAgain) {
+  options_.make_envs = [](const rpc::Welcome& welcome) {
+    std::vector<std::unique_ptr<envs::Env>> envs;
+    for (uint32_t i = 0; i < welcome.num_envs; ++i) {
+      if (i == 1) {
+        envs.push_back(std::make_unique<FailsOnce>());
+      } else {
+        envs.push_back(envs::make_env(welcome.env_id, welcome.env_options));
+      }
+    }
+    return std::make_unique<envs::EnvArray>(std::move(envs));
+  };
+  start_actor(nullptr);
+  ASSERT_TRUE(learner_.wait([](const Groups& g, const Notices& n) { return !n.empty() && each_group_sent(g, 6); }));
+  const rpc::ActorNotice notice = learner_.notices().front();
+  EXPECT_EQ(notice.text, "env 1: step failed: the physics exploded (its episode ends as truncated; the env resets)");
+  // Env 1 is the second env of group 0 (envs 0-1): batch 0 resets, batches 1-2 step, batch 3
+  // carries the failed step, batch 4 the reset observation, batch 5 a step again.
+  const std::vector<Received> batches = learner_.groups().at(0);
+  ASSERT_GE(batches.size(), 6u);
+  EXPECT_EQ(batches[3].flags[1], envs::kTruncated);
+  EXPECT_EQ(batches[3].rewards[1], 0.f);
+  EXPECT_EQ(batches[3].flags[0], 0) << "env 0 steps on";
+  EXPECT_EQ(batches[4].flags[1], envs::kFirst);
+  EXPECT_EQ(batches[5].flags[1], 0);
+  EXPECT_EQ(batches[5].rewards[1], 1.f);
+}
+
+}  // namespace
+}  // namespace moonseed::actor
