@@ -19,6 +19,11 @@ import sys
 import time
 
 GAMES = ["Asterix", "Breakout", "Freeway", "Seaquest", "SpaceInvaders"]
+# The MinAtar paper's returns after 5M frames (Young & Tian 2019, its learning-curve figure, mean of
+# 30 runs, full 6-action sets), read off the plot to about +-1 (+-5 for SpaceInvaders' AC):
+# (DQN with experience replay, actor-critic AC(lambda = 0.8)). Drawn as dashed lines.
+PAPER = {"Asterix": (17, 19), "Breakout": (10, 17.5), "Freeway": (50, 47.5), "Seaquest": (20, 15.5),
+         "SpaceInvaders": (43, 185)}
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
 
 
@@ -54,11 +59,11 @@ def read_rows(runs_dir):
     return rows
 
 
-def svg(curves, x_index, x_label, x_scale, title):
-    """A line chart: one polyline per seed."""
+def svg(curves, x_index, x_label, x_scale, title, references=()):
+    """A line chart: one polyline per seed, and a dashed line per (label, value) reference."""
     width, height, left, bottom, top, right = 480, 300, 55, 40, 30, 15
     xs = [p[x_index] * x_scale for rows in curves.values() for p in rows]
-    ys = [p[2] for rows in curves.values() for p in rows]
+    ys = [p[2] for rows in curves.values() for p in rows] + [value for _, value in references]
     x_max = max(xs) if xs else 1.0
     y_min, y_max = min(0.0, min(ys) if ys else 0.0), max(ys) if ys else 1.0
     y_max = y_max if y_max > y_min else y_min + 1.0
@@ -82,6 +87,11 @@ def svg(curves, x_index, x_label, x_scale, title):
     out.append('<text x="%d" y="%d" text-anchor="middle">%s</text>' % ((left + width) // 2, height - 8, x_label))
     out.append('<text x="12" y="%d" transform="rotate(-90 12 %d)" text-anchor="middle">return (last 100 '
                'episodes)</text>' % ((top + height - bottom) // 2, (top + height - bottom) // 2))
+    for label, value in references:
+        out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#555" stroke-dasharray="5,4"/>'
+                   % (left, width - right, py(value), py(value)))
+        out.append('<text x="%d" y="%.1f" text-anchor="end" fill="#555">%s</text>'
+                   % (width - right - 4, py(value) - 4, label))
     for k, (seed, rows) in enumerate(sorted(curves.items())):
         points = " ".join("%.1f,%.1f" % (px(p[x_index] * x_scale), py(p[2])) for p in rows)
         color = COLORS[k % len(COLORS)]
@@ -108,6 +118,14 @@ def at_minutes(rows, minutes):
     return before[-1][2] if before else None
 
 
+def minutes_to(rows, value):
+    """Wall-clock minutes at the first row whose return reaches `value`, or None."""
+    for frames, time_s, ret in rows:
+        if ret >= value:
+            return time_s / 60
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", default=",".join(GAMES))
@@ -127,7 +145,7 @@ def main():
     seeds = [int(s) for s in args.seeds.split(",") if s]
     os.makedirs(args.out, exist_ok=True)
     table = ["| game | seed | return at 1M frames | at 2.5M | at 5M | at 5 min | at 15 min | final "
-             "| frames | minutes |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| frames | minutes | paper DQN / AC(0.8) | minutes to DQN's |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for game in games:
         curves = {}
         for seed in seeds:
@@ -136,13 +154,18 @@ def main():
             last = rows[-1] if rows else (0, 0, float("nan"))
             values = [at_frames(rows, f) for f in (1e6, 2.5e6, 5e6)] + [at_minutes(rows, m) for m in (5, 15)]
             cells = ["-" if v is None else "%.2f" % v for v in values]
-            table.append("| %s-v1 | %d | %s | %.2f | %.2fM | %.1f |" % (
-                game, seed, " | ".join(cells), last[2], last[0] / 1e6, last[1] / 60))
+            dqn, ac = PAPER[game]
+            reached = minutes_to(rows, dqn)
+            table.append("| %s-v1 | %d | %s | %.2f | %.2fM | %.1f | %g / %g | %s |" % (
+                game, seed, " | ".join(cells), last[2], last[0] / 1e6, last[1] / 60, dqn, ac,
+                "not reached" if reached is None else "%.1f" % reached))
         for x_index, suffix, label, scale in ((0, "frames", "frames (millions)", 1e-6),
                                               (1, "minutes", "wall-clock minutes, 2 cores", 1 / 60)):
             path = os.path.join(args.out, "minatar_%s_%s.svg" % (game.lower(), suffix))
             with open(path, "w") as f:
-                f.write(svg(curves, x_index, label, scale, "MinAtar/%s-v1, %s" % (game, os.path.basename(args.example))))
+                dqn, ac = PAPER[game]
+                f.write(svg(curves, x_index, label, scale, "MinAtar/%s-v1, %s" % (game, os.path.basename(args.example)),
+                            (("paper DQN, 5M frames", dqn), ("paper AC(0.8), 5M frames", ac))))
             print("  wrote " + path, flush=True)
     print("\n".join(table))
 
