@@ -98,6 +98,25 @@ void LocalActors::start() {
 pid_t LocalActors::spawn(int id) {
   const std::string log = log_path(id);
   const std::string id_arg = std::to_string(id);
+  // Everything the child needs is built here: after fork() it may only make async-signal-safe calls.
+  std::vector<std::string> words = {options_.binary};
+  words.insert(words.end(), options_.arguments.begin(), options_.arguments.end());
+  words.insert(words.end(), {"--connect", options_.address, "--actor-id", id_arg});
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> environment;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(options_.environment.begin(), options_.environment.end(),
+                                      [&](const std::string& o) { return o.compare(0, name.size() + 1, name + "=") == 0; });
+    if (!replaced) environment.push_back(entry);
+  }
+  environment.insert(environment.end(), options_.environment.begin(), options_.environment.end());
+  std::vector<char*> envp;
+  for (std::string& e : environment) envp.push_back(e.data());
+  envp.push_back(nullptr);
   batches_at_start_[static_cast<size_t>(id)] = options_.step_batches ? options_.step_batches(id) : 0;
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
@@ -124,8 +143,7 @@ pid_t LocalActors::spawn(int id) {
     if (::close_range(3, ~0U, 0) != 0) {
       for (int other = 3; other < 65536; ++other) ::close(other);
     }
-    ::execl(options_.binary.c_str(), options_.binary.c_str(), "--connect", options_.address.c_str(),
-            "--actor-id", id_arg.c_str(), static_cast<char*>(nullptr));
+    ::execve(options_.binary.c_str(), argv.data(), envp.data());
     ::_exit(127);
   }
   std::ofstream(options_.log_dir + "/actor-" + id_arg + ".pid") << pid << "\n";

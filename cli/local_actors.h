@@ -51,7 +51,12 @@ class RestartPolicy {
 };
 
 struct LocalActorsOptions {
-  std::string binary;     // path of the moonseed-actor executable (actor_binary())
+  std::string binary;     // path of the moonseed-actor executable (actor_binary()), or of python3
+  // Put between the binary and "--connect ADDRESS --actor-id N" (a Python actor's
+  // "-m moonseed.actor --env MODULE:FUNCTION").
+  std::vector<std::string> arguments;
+  // NAME=VALUE set in the actors' environment on top of the learner's (PYTHONPATH).
+  std::vector<std::string> environment;
   std::string address;    // learner address for --connect
   int count = 0;          // actor ids 0..count-1
   std::string log_dir;    // actor-N.log and actor-N.pid are written here

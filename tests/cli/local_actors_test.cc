@@ -116,6 +116,29 @@ TEST_F(LocalActorsTest, KilledActorsThatWorkedAreEachRestartedAtOnce) {
   EXPECT_EQ(actors.pid_of(0), -1);
 }
 
+TEST_F(LocalActorsTest, ArgumentsComeBeforeTheAddressAndTheEnvironmentIsTheLearnersWithOverrides) {
+  // What a Python actor needs: "-m moonseed.actor --env M:F" before --connect, and PYTHONPATH.
+  ::setenv("MOONSEED_LOCAL_ACTORS_KEPT", "kept", 1);
+  ::setenv("MOONSEED_LOCAL_ACTORS_REPLACED", "old", 1);
+  LocalActorsOptions o = options(script("echo \"args: $*\"\necho \"env: $MOONSEED_LOCAL_ACTORS_KEPT "
+                                        "$MOONSEED_LOCAL_ACTORS_REPLACED\"\nexec sleep 1000"),
+                                 1);
+  o.arguments = {"-m", "moonseed.actor", "--env", "a b:c"};
+  o.environment = {"MOONSEED_LOCAL_ACTORS_REPLACED=new"};
+  LocalActors actors(o);
+  actors.start();
+  const std::string log = (dir_ / "actor-0.log").string();
+  auto read = [&] {
+    std::ifstream in(log);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  ASSERT_TRUE(eventually([&] { return read().find("env: ") != std::string::npos; })) << read();
+  EXPECT_NE(read().find("args: -m moonseed.actor --env a b:c --connect unix:/nowhere --actor-id 0\n"), std::string::npos)
+      << read();
+  EXPECT_NE(read().find("env: kept new\n"), std::string::npos) << read();
+  actors.shutdown(0);
+}
+
 TEST_F(LocalActorsTest, AnActorThatDiesBeforeWorkingIsParkedQuotingItsLog) {
   LocalActors actors(options(script("echo \"starting actor $4\"\necho 'env Foo-v0: no such env' >&2\nexit 3"), 2));
   actors.start();
