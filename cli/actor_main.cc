@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
     std::printf("moonseed-actor %s\n", moonseed::cli::build_text().c_str());
     return 0;
   }
+  if (argc >= 2 && !std::strcmp(argv[1], "describe-env")) {
+    return moonseed::cli::describe_env_command(moonseed::cli::Args(argv + 2, argv + argc));
+  }
   try {
     return moonseed::cli::actor_command(moonseed::cli::Args(argv + 1, argv + argc));
   } catch (const std::exception& e) {

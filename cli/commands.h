@@ -13,6 +13,8 @@ int run_command(const Args& args);
 // The actor process, which the moonseed-actor binary runs (cli/actor_main.cc):
 // `moonseed actor ...` execs it, `moonseed run` starts it for local actors.
 int actor_command(const Args& args);
+// `moonseed-actor describe-env ...` (hidden): prints an env's description for the learner (envs/describe.h).
+int describe_env_command(const Args& args);
 int script_command(const Args& args);
 int repl_command(const Args& args);
 int attach_command(const Args& args);

@@ -57,12 +57,18 @@ using EnvOptions = std::vector<std::pair<std::string, double>>;
 
 // Files an env reads, named by the experiment as strings (env.model): absolute paths, or
 // relative to the working directory (the experiment loader resolves the script's relative
-// ones). Only MuJoCo/Model-v0 reads `model`; any other id refuses one.
+// ones). Only MuJoCo/Model-v0 reads `model`; any other id refuses one. `plugin` names a C
+// plugin (envs/plugin_env.h, docs/env-plugins.md) that serves the id instead of a built-in env.
 struct EnvFiles {
   std::string model;
+  std::string plugin = {};  // "" = a built-in env (a default: EnvFiles{model} stays valid)
+
+  bool operator==(const EnvFiles& o) const { return model == o.model && plugin == o.plugin; }
+  bool operator!=(const EnvFiles& o) const { return !(*this == o); }
 };
 
-// Creates a built-in env by Gymnasium id. Throws std::invalid_argument naming
+// Creates a built-in env by Gymnasium id, or with `files.plugin` set the plugin's env `id`
+// (envs/plugin_env.h: its errors name the file). Throws std::invalid_argument naming
 // the id (with the list of known ids), the unknown option, or a file the id does
 // not read or cannot load.
 std::unique_ptr<Env> make_env(const std::string& id, const EnvOptions& options = {},

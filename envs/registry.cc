@@ -20,6 +20,7 @@
 #include "envs/memory/cue_recall.h"
 #include "envs/minatar/minatar_env.h"
 #include "envs/mujoco/mujoco_env.h"
+#include "envs/plugin_env.h"
 #include "envs/synthetic/synthetic_atari.h"
 
 namespace moonseed::envs {
@@ -263,6 +264,13 @@ const std::vector<BuiltinEnv>& builtin_envs() {
 }  // namespace
 
 std::unique_ptr<Env> make_env(const std::string& id, const EnvOptions& options, const EnvFiles& files) {
+  if (!files.plugin.empty()) {
+    if (!files.model.empty()) {
+      throw std::invalid_argument("make_env(\"" + id + "\"): env.model is read only by " + MujocoEnv::kModelId +
+                                  ", not by a plugin (env.plugin = \"" + files.plugin + "\")");
+    }
+    return make_plugin_env(files.plugin, id, options);
+  }
   const auto& table = builtin_envs();
   const auto entry = std::find_if(table.begin(), table.end(),
                                   [&](const BuiltinEnv& e) { return e.id == id; });
