@@ -215,16 +215,7 @@ class PluginEnv final : public Env {
     moonseed_env_spec c_spec;
     std::memset(&c_spec, 0, sizeof c_spec);
     if (api_.spec(env_, &c_spec) != MOONSEED_ENV_OK) throw std::invalid_argument(error_of("spec"));
-    EnvSpec spec;
-    spec.id = id;
-    spec.observation = convert_space(c_spec.observation, "observation", false, library_->where());
-    spec.action = convert_space(c_spec.action, "action", true, library_->where());
-    if (c_spec.max_episode_steps < 0) {
-      throw std::invalid_argument(library_->where() + "spec: max_episode_steps is " +
-                                  std::to_string(c_spec.max_episode_steps) + "; it must be >= 0 (0 = none)");
-    }
-    spec.max_episode_steps = c_spec.max_episode_steps;
-    return spec;
+    return spec_from_c(c_spec, id, library_->where());
   }
 
   std::string error_of(const char* call) const {
@@ -257,6 +248,19 @@ Loaded& loaded() {
 }
 
 }  // namespace
+
+EnvSpec spec_from_c(const moonseed_env_spec& c_spec, const std::string& id, const std::string& where) {
+  EnvSpec spec;
+  spec.id = id;
+  spec.observation = convert_space(c_spec.observation, "observation", false, where);
+  spec.action = convert_space(c_spec.action, "action", true, where);
+  if (c_spec.max_episode_steps < 0) {
+    throw std::invalid_argument(where + "spec: max_episode_steps is " + std::to_string(c_spec.max_episode_steps) +
+                                "; it must be >= 0 (0 = none)");
+  }
+  spec.max_episode_steps = c_spec.max_episode_steps;
+  return spec;
+}
 
 void check_plugin_file(const std::string& path) {
   const std::string where = "plugin " + path + ": ";

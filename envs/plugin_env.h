@@ -15,6 +15,8 @@
 
 #include "envs/env.h"
 
+struct moonseed_env_spec;
+
 namespace moonseed::envs {
 
 class PluginLibrary;
@@ -28,6 +30,11 @@ std::shared_ptr<PluginLibrary> load_plugin(const std::string& path);
 // library cannot be loaded, create() refuses (with the plugin's message), or its spec is
 // invalid (the message says which rule it breaks).
 std::unique_ptr<Env> make_plugin_env(const std::string& path, const std::string& id, const EnvOptions& options);
+
+// The EnvSpec of a spec in the plugin ABI's C form (include/moonseed_env.h), named `id`; also how a
+// Python actor's spaces reach the engine (actor_api/moonseed_actor.h). std::invalid_argument saying
+// which rule it breaks, prefixed with `where` (e.g. "plugin PATH: ").
+EnvSpec spec_from_c(const moonseed_env_spec& spec, const std::string& id, const std::string& where);
 
 // Checks that `path` names a readable regular file; std::invalid_argument naming it otherwise.
 void check_plugin_file(const std::string& path);

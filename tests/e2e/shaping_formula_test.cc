@@ -25,6 +25,7 @@
 #include "rpc/server.h"
 #include "scripts/experiment_loader.h"
 #include "tests/e2e/process.h"
+#include "tests/e2e/recording_learner.h"
 
 namespace moonseed::testing {
 namespace {
@@ -36,99 +37,24 @@ constexpr uint32_t kEnvs = 6;
 constexpr int32_t kActorId = 2;
 constexpr int kEpisodeLimit = 15;  // max_episode_steps: balanced envs are truncated
 
-// One env's observation and what the actor sent with it.
-struct Sent {
-  float obs[4];
-  float reward;
-  uint8_t flags;
-};
-
-// Welcomes one actor to a CartPole run of kEnvs envs with the example's
-// reward_shaping, records every env's steps and answers: even envs always
-// push left (they fall: terminated), odd envs alternate (they stay up until
-// the time limit: truncated).
-class FormulaLearner : public rpc::ActorService {
- public:
-  explicit FormulaLearner(std::string payload) : payload_(std::move(payload)) {}
-
-  rpc::Admission on_hello(const rpc::Hello&) override {
-    rpc::Admission a;
-    a.accepted = true;
-    a.welcome.run_id = "formula";
-    a.welcome.actor_id = kActorId;
-    a.welcome.env_id = "CartPole-v1";
-    a.welcome.env_options = {{"max_episode_steps", kEpisodeLimit}};
-    a.welcome.env_spec = envs::make_env("CartPole-v1", a.welcome.env_options)->spec();
-    a.welcome.num_envs = kEnvs;
-    a.welcome.num_groups = 2;
-    a.welcome.seed = 11;
-    a.welcome.config_version = 1;
-    a.welcome.unroll_length = 5;
-    a.welcome.payload = payload_;
-    return a;
-  }
-  void on_connect(std::shared_ptr<rpc::ActorLink> link) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    link_ = std::move(link);
-  }
-  void on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::StepBatch&& batch) override {
-    rpc::ActionBatch reply;
-    reply.seq = batch.seq;
-    reply.actions.resize(batch.count * sizeof(int32_t));
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (uint32_t i = 0; i < batch.count; ++i) {
-        const uint32_t e = batch.env_begin + i;
-        Sent s;
-        std::memcpy(s.obs, &batch.observations[i * sizeof s.obs], sizeof s.obs);
-        s.reward = batch.rewards[i];
-        s.flags = batch.flags[i];
-        steps_[e].push_back(s);
-        const int32_t action = e % 2 == 0 ? 0 : static_cast<int32_t>(steps_[e].size() % 2);
-        std::memcpy(&reply.actions[i * sizeof(int32_t)], &action, sizeof action);
-      }
-    }
-    changed_.notify_all();
-    link->send_actions(std::move(reply));
-  }
-  void on_disconnect(const std::shared_ptr<rpc::ActorLink>&, const std::string&) override {}
-  void on_notice(const std::shared_ptr<rpc::ActorLink>&, const rpc::ActorNotice& notice) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    notices_.push_back(notice.text);
-  }
-
-  // Waits (at most 60 s) until every env has sent `n` steps.
-  bool wait_for_steps(size_t n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return changed_.wait_for(lock, std::chrono::seconds(60), [&] {
-      if (steps_.size() < kEnvs) return false;
-      for (const auto& [env, sent] : steps_) {
-        if (sent.size() < n) return false;
-      }
-      return true;
-    });
-  }
-  void bye() {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (link_) link_->send_bye("test done");
-  }
-  std::map<uint32_t, std::vector<Sent>> steps() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return steps_;
-  }
-  std::vector<std::string> notices() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return notices_;
-  }
-
- private:
-  const std::string payload_;
-  std::mutex mu_;
-  std::condition_variable changed_;
-  std::shared_ptr<rpc::ActorLink> link_;            // guarded by mu_
-  std::map<uint32_t, std::vector<Sent>> steps_;     // guarded by mu_, by env index in the actor
-  std::vector<std::string> notices_;                // guarded by mu_
-};
+// Welcomes one actor to a CartPole run of kEnvs envs with the example's reward_shaping: even envs
+// always push left (they fall: terminated), odd envs alternate (they stay up until the time limit:
+// truncated).
+RecordingLearner formula_learner(std::string payload) {
+  rpc::Welcome w;
+  w.run_id = "formula";
+  w.actor_id = kActorId;
+  w.env_id = "CartPole-v1";
+  w.env_options = {{"max_episode_steps", kEpisodeLimit}};
+  w.env_spec = envs::make_env("CartPole-v1", w.env_options)->spec();
+  w.num_envs = kEnvs;
+  w.num_groups = 2;
+  w.seed = 11;
+  w.config_version = 1;
+  w.unroll_length = 5;
+  w.payload = std::move(payload);
+  return RecordingLearner(w, [](uint32_t e, size_t steps) { return e % 2 == 0 ? 0 : static_cast<int32_t>(steps % 2); });
+}
 
 // Phi(s) = -(x^2 + theta^2), from the observation the actor sent.
 double phi(const Sent& s) {
@@ -142,7 +68,7 @@ TEST(PotentialShaping, EveryRewardAnActorSendsIsOnePlusGammaPhiNextMinusPhiAcros
   const double gamma = config.vtrace.gamma;
   ASSERT_EQ(gamma, 0.99) << "the example writes gamma 0.99 into its function: keep them equal";
 
-  FormulaLearner learner(engine::encode_actor_config(engine::actor_config_of(config)));
+  RecordingLearner learner = formula_learner(engine::encode_actor_config(engine::actor_config_of(config)));
   rpc::Server server(learner, rpc::ServerOptions{});
   const std::string dir = make_temp_dir("moonseed-formula");
   const std::string address = server.listen("unix:" + dir + "/l.sock").to_string();

@@ -1,5 +1,4 @@
 """The Python actor's env set (scripts/python/moonseed/envset.py, spaces.py) on envs written here."""
-import math
 import sys
 import unittest
 
@@ -7,53 +6,7 @@ import numpy as np
 
 from moonseed.envset import FIRST, RESET, SKIP, STEP, TERMINATED, TRUNCATED, EnvSetError, EnvVector
 from moonseed.spaces import Space, SpaceError, from_gym
-
-
-class Discrete:
-    def __init__(self, n, start=0):
-        self.n, self.start = n, start
-
-
-class Box:
-    def __init__(self, low, high, shape, dtype=np.float32):
-        self.low, self.high, self.shape, self.dtype = np.full(shape, low), np.full(shape, high), shape, np.dtype(dtype)
-
-
-class NumpyCartPole:
-    """Gymnasium's CartPole-v1 dynamics in numpy (Euler, 0.02 s, 500 steps)."""
-
-    observation_space = Box(-np.inf, np.inf, (4,))
-    action_space = Discrete(2)
-
-    def __init__(self, fail_at_step=None):
-        self.rng = np.random.default_rng()
-        self.state = None
-        self.steps = 0
-        self.fail_at_step = fail_at_step
-        self.total_steps = 0
-
-    def reset(self, seed=None, options=None):
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-        self.state = self.rng.uniform(-0.05, 0.05, size=4)
-        self.steps = 0
-        return self.state.astype(np.float32), {}
-
-    def step(self, action):
-        self.total_steps += 1
-        if self.total_steps == self.fail_at_step:
-            raise RuntimeError("the cart fell off the table")
-        x, x_dot, theta, theta_dot = self.state
-        force = 10.0 if action == 1 else -10.0
-        cos, sin = math.cos(theta), math.sin(theta)
-        temp = (force + 0.05 * theta_dot ** 2 * sin) / 1.1
-        theta_acc = (9.8 * sin - cos * temp) / (0.5 * (4.0 / 3.0 - 0.1 * cos ** 2 / 1.1))
-        x_acc = temp - 0.05 * theta_acc * cos / 1.1
-        self.state = np.array([x + 0.02 * x_dot, x_dot + 0.02 * x_acc, theta + 0.02 * theta_dot,
-                               theta_dot + 0.02 * theta_acc])
-        self.steps += 1
-        terminated = bool(abs(self.state[0]) > 2.4 or abs(self.state[2]) > 12 * 2 * math.pi / 360)
-        return self.state.astype(np.float32), 1.0, terminated, self.steps >= 500, {}
+from numpy_envs import Box, Discrete, NumpyCartPole
 
 
 def buffers(n, shape=(4,), dtype=np.float32):

@@ -9,9 +9,11 @@ truncated, info)`. A step that raises, or returns an observation or reward Moons
 truncated, and the error goes back to the loop, which tells the learner. A reset that fails raises
 EnvSetError: without a first observation the env cannot go on.
 """
+import math
+
 import numpy as np
 
-from .spaces import Space, from_gym
+from .spaces import from_gym
 
 STEP, RESET, SKIP = 0, 1, 2            # envs::EnvOp
 FIRST, TERMINATED, TRUNCATED = 1, 2, 4  # envs::StepFlag
@@ -99,15 +101,23 @@ class EnvVector:
         `seeds`: None or uint64 [count]; `observations` [count, *shape], `rewards` float32 [count] and
         `flags` uint8 [count] are written. Returns [(env index, message)] for the steps that failed."""
         errors = []
+        ops = ops.tolist() if isinstance(ops, np.ndarray) else list(ops)
+        discrete = self.action.kind == "discrete"
+        action_list = actions.tolist() if discrete and actions is not None else None
+        # Fast path: an observation that already is an array of the right shape is copied straight
+        # in; float32 rows are checked for NaN and infinities once, for the whole call, and a bad
+        # row gets back the observation it had (kept here) and becomes that env's error.
+        check_finite = self._obs_dtype == np.float32
+        before = observations.copy() if check_finite else None
+        stepped = []
         for k, op in enumerate(ops):
-            i = begin + k
-            env = self.envs[i]
             if op == SKIP:
                 continue
+            i = begin + k
+            env = self.envs[i]
             if op == RESET:
                 try:
-                    seed = None if seeds is None else int(seeds[k])
-                    result = env.reset(seed=seed)
+                    result = env.reset(seed=None if seeds is None else int(seeds[k]))
                     obs = result[0] if isinstance(result, tuple) else result
                     observations[k] = self._observation(obs, i)
                 except Exception as e:
@@ -116,16 +126,32 @@ class EnvVector:
                 flags[k] = FIRST
                 continue
             try:
-                obs, reward, terminated, truncated, _ = env.step(self._action(actions, k))
+                obs, reward, terminated, truncated, _ = env.step(
+                    action_list[k] if discrete else actions[k].copy())
                 reward = float(reward)
-                if not np.isfinite(reward):
+                if not math.isfinite(reward):
                     raise EnvSetError("env %d returned a reward that is not finite (%r)" % (i, reward))
-                observations[k] = self._observation(obs, i)
+                if type(obs) is np.ndarray and obs.shape == self._obs_shape and (check_finite or obs.dtype == np.uint8):
+                    observations[k] = obs
+                else:
+                    observations[k] = self._observation(obs, i)
             except Exception as e:
+                if check_finite:
+                    observations[k] = before[k]
                 rewards[k] = 0.0
                 flags[k] = TRUNCATED
                 errors.append((i, e.args[0] if isinstance(e, EnvSetError) else _describe_error(e)))
                 continue
             rewards[k] = reward
             flags[k] = (TERMINATED if terminated else 0) | (TRUNCATED if truncated else 0)
+            stepped.append(k)
+        if check_finite and stepped:
+            rows = observations[stepped].reshape(len(stepped), -1)
+            bad = ~np.isfinite(rows).all(axis=1)
+            for j in np.flatnonzero(bad).tolist():
+                k = stepped[j]
+                observations[k] = before[k]
+                rewards[k] = 0.0
+                flags[k] = TRUNCATED
+                errors.append((begin + k, "env %d returned an observation that is not finite" % (begin + k)))
         return errors
