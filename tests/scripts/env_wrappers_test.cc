@@ -49,6 +49,14 @@ TEST(EnvWrappers, LoadInOrderFromHelpersPlainTablesAndNamesWithDefaultsFilledIn)
   EXPECT_EQ(c.env.wrappers, expected);
 }
 
+TEST(EnvWrappers, TheWrappedMinAtarExampleLoadsItsListAndTheRecipesModelFitsTheStack) {
+  const engine::ExperimentConfig c = load_experiment(std::string(MOONSEED_SOURCE_DIR) + "/examples/minatar_wrapped.lua");
+  EXPECT_EQ(c.env.wrappers, (envs::WrapperList{made("sticky_actions", {{"p", 0.1}}),
+                                               made("time_limit", {{"max_steps", 10000}}),
+                                               made("frame_stack", {{"n", 2}}), made("clip_reward")}));
+  EXPECT_EQ(c.env.options, (engine::NumberMap{{"sticky_action_prob", 0}}));
+}
+
 TEST(EnvWrappers, ABadParameterPointsAtTheHelperCallNamingThePlace) {
   TempDir dir;
   const std::string path = script_with_wrappers(dir,
