@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "base/log.h"
 #include "envs/env.h"
 #include "envs/env_set.h"
+#include "envs/wrappers/wrappers.h"
 #include "rpc/client.h"
 #include "rpc/messages.h"
 
@@ -151,7 +153,8 @@ class Actor {
   void prepare(const rpc::Welcome& welcome) {
     if (set_) {
       if (welcome.env_id != welcome_.env_id || welcome.num_envs != welcome_.num_envs ||
-          welcome.env_spec != welcome_.env_spec || welcome.env_files.model != welcome_.env_files.model) {
+          welcome.env_spec != welcome_.env_spec || welcome.env_files.model != welcome_.env_files.model ||
+          welcome.env_wrappers != welcome_.env_wrappers) {
         set_.reset();  // a different run: start over
       } else {
         welcome_ = welcome;
@@ -166,6 +169,12 @@ class Actor {
     if (!set_ || set_->size() != welcome.num_envs) {
       throw std::runtime_error("the actor's env factory made " + std::to_string(set_ ? set_->size() : 0) +
                                " envs, the learner assigned " + std::to_string(welcome.num_envs));
+    }
+    // env.wrappers, for every source of envs (docs/env-wrappers.md); the Welcome's spec is the wrapped one.
+    try {
+      set_ = envs::wrap(std::move(set_), envs::parse_wrapper_list(welcome.env_wrappers), welcome.seed);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(std::string("cannot apply the learner's env wrappers: ") + e.what());
     }
     if (set_->spec() != welcome.env_spec) {
       throw std::runtime_error("env spec mismatch: this actor builds " + set_->spec().describe() +
@@ -237,13 +246,16 @@ class Actor {
   void hook_step(EnvGroup& group) {
     rpc::StepBatch& b = group.batch;
     b.env_rewards.clear();
-    if (!options_.hook) return;
-    // The env's own rewards go along only when shaping changed one of them.
-    env_rewards_.assign(b.rewards.begin(), b.rewards.end());
-    const uint32_t first_env = static_cast<uint32_t>(actor_id_) * welcome_.num_envs + group.begin;
-    report(group, options_.hook->on_step(index_of(group), group.count, first_env, b.rewards.data(),
-                                         b.observations.data(), b.flags.data()));
-    if (env_rewards_ != b.rewards) b.env_rewards.swap(env_rewards_);
+    if (options_.hook) {
+      const uint32_t first_env = static_cast<uint32_t>(actor_id_) * welcome_.num_envs + group.begin;
+      report(group, options_.hook->on_step(index_of(group), group.count, first_env, b.rewards.data(),
+                                           b.observations.data(), b.flags.data()));
+    }
+    // The env's own rewards (run_envs) go along only when shaping or a wrapper changed one of them
+    // (compared bit for bit: an env's NaN, which the learner refuses anyway, is not a change).
+    if (std::memcmp(env_rewards_.data(), b.rewards.data(), b.rewards.size() * sizeof(float)) != 0) {
+      b.env_rewards.swap(env_rewards_);
+    }
   }
 
   // Runs ops_ (and seeds_, when set) on the group's envs into its batch. A step that failed
@@ -260,8 +272,13 @@ class Actor {
     call.observations = b.observations.data();
     call.rewards = b.rewards.data();
     call.flags = b.flags.data();
+    env_rewards_.assign(group.count, std::nanf(""));  // a wrapper that clips rewards keeps the env's here
+    call.env_rewards = env_rewards_.data();
     errors_.clear();
     set_->run(call, errors_);
+    for (uint32_t i = 0; i < group.count; ++i) {
+      if (std::isnan(env_rewards_[i])) env_rewards_[i] = b.rewards[i];
+    }
     for (uint32_t i = 0; i < group.count; ++i) group.ended[i] = (b.flags[i] & (envs::kTerminated | envs::kTruncated)) != 0;
     for (const envs::EnvError& error : errors_) {
       report(group, "env " + std::to_string(error.env) + ": step failed: " + error.message +
@@ -317,7 +334,7 @@ class Actor {
   std::string latest_payload_;
   uint32_t unroll_length_ = 0;
   std::vector<rpc::ActorNotice> notices_;  // waiting to be sent
-  std::vector<float> env_rewards_;         // the env's rewards of a step, before the hook
+  std::vector<float> env_rewards_;         // the env's own rewards of a step, before wrappers and the hook
   std::unique_ptr<envs::EnvSet> set_;
   std::vector<envs::EnvOp> ops_;       // per env of the group being run
   std::vector<uint64_t> seeds_;        // empty, or the seeds of a first connection's resets

@@ -42,6 +42,11 @@ struct EnvSetCall {
   uint8_t* observations = nullptr;
   float* rewards = nullptr;
   uint8_t* flags = nullptr;          // envs::StepFlag bits
+  // Null, or one per env that the caller sets to NaN before the call: a wrapper that changes
+  // rewards (clip_reward) writes there the env's own reward, which the learner's returns count
+  // (docs/env-wrappers.md). NaN after the call: the same as `rewards`. Sets that leave rewards
+  // alone (EnvArray, a Python set) need not touch it.
+  float* env_rewards = nullptr;
 };
 
 struct EnvError {

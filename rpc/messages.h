@@ -43,6 +43,9 @@ struct Welcome {
   uint32_t unroll_length = 0;
   std::string payload;       // the config of `config_version`, as ConfigUpdate::payload
   envs::EnvFiles env_files;  // make_env's files (env.model), as paths on the learner's host
+  // env.wrappers in envs::wrapper_list_text's form ("" = none): the actor parses it
+  // (envs::parse_wrapper_list) and wraps its envs; env_spec is already the wrapped spec.
+  std::string env_wrappers;
 };
 
 // Observations of `count` consecutive envs of one actor, [env_begin, env_begin+count).

@@ -10,6 +10,7 @@
 #include "scripts/lua_api.h"
 #include "scripts/lua_arrays.h"
 #include "scripts/lua_layers.h"
+#include "scripts/lua_wrappers.h"
 #include "scripts/lua_schedules.h"
 #include "scripts/lua_state.h"
 #include "scripts/shaping_function.h"
@@ -129,6 +130,13 @@ void ScriptReader::read_field(const engine::FieldSchema& field, const Place& pla
         LayerListRead read = read_layer_list(L_, -1, field.path);
         if (!read.layers) return issue_found(read.file, read.line, place.file, place.line, read.field, read.problem);
         value = std::move(*read.layers);
+      }
+      break;
+    case engine::FieldType::kWrapperList:
+      if (type == LUA_TTABLE) {
+        WrapperListRead read = read_wrapper_list(L_, -1, field.path);
+        if (!read.wrappers) return issue_found(read.file, read.line, place.file, place.line, read.field, read.problem);
+        value = std::move(*read.wrappers);
       }
       break;
   }

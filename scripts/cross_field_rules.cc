@@ -9,23 +9,34 @@
 #include "engine/config/values.h"
 #include "engine/learner/algorithms.h"
 #include "envs/env.h"
+#include "envs/env_set.h"
+#include "envs/wrappers/wrappers.h"
 #include "scripts/lua_layers.h"
 #include "scripts/reward_shaper.h"
 
 namespace moonseed::scripts {
 namespace {
 
-// reward_shaping runs once on the env's first observation, under the limits an
-// actor would not have until its watchdog fires: an out-of-range index, an
+// reward_shaping runs once on the env's first observation (as its wrappers give it), under the
+// limits an actor would not have until its watchdog fires: an out-of-range index, an
 // error, an endless loop or a memory blow-up refuses the script now, not in
 // every actor.
-void check_reward_shaping_trial(const engine::ExperimentConfig& config, envs::Env& env,
+void check_reward_shaping_trial(const engine::ExperimentConfig& config, std::unique_ptr<envs::Env> env,
                                 std::vector<ConfigIssue>* issues) {
   const engine::RewardShapingConfig& f = config.reward_shaping;
   if (f.source.empty()) return;
-  const envs::EnvSpec& spec = env.spec();
+  std::vector<std::unique_ptr<envs::Env>> one;
+  one.push_back(std::move(env));
+  const std::unique_ptr<envs::EnvSet> set =
+      envs::wrap(std::make_unique<envs::EnvArray>(std::move(one)), config.env.wrappers, 0);
+  const envs::EnvSpec& spec = set->spec();
   std::vector<uint8_t> obs(static_cast<size_t>(spec.observation.byte_size()));
-  env.reset(uint64_t{0}, obs.data());
+  const envs::EnvOp reset = envs::EnvOp::kReset;
+  const uint64_t seed = 0;
+  float reward = 0;
+  uint8_t flags = 0;
+  std::vector<envs::EnvError> errors;
+  set->run(envs::EnvSetCall{0, 1, &reset, nullptr, &seed, obs.data(), &reward, &flags}, errors);
   const auto observations = spec.observation.dtype == envs::DType::kUInt8 ? RewardShaper::Observations::kUInt8
                                                                           : RewardShaper::Observations::kFloat32;
   const std::string error = RewardShaper::trial_error(f, observations, spec.observation.numel(), obs.data(),
@@ -71,7 +82,14 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
     report({"env.options", "env.model", "env.id"}, e.what());
     return;
   }
-  check_reward_shaping_trial(config, *env, issues);
+  envs::EnvSpec spec;  // what the model sees: the env's under env.wrappers
+  try {
+    spec = envs::wrapped_spec(env->spec(), config.env.wrappers);
+  } catch (const std::invalid_argument& e) {
+    report({"env.wrappers"}, e.what());
+    return;
+  }
+  check_reward_shaping_trial(config, std::move(env), issues);
   const models::ModelSpec& model = config.model;
   if (model.kind == "layers") {
     // A script's recipe may have set them before ms.layers replaced the model; an override is the user's now.
@@ -94,7 +112,7 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
            "model.layers is set but model.kind is " + base::lua_quote(model.kind) +
                ", which ignores it: set model.kind = \"layers\" (ms.layers {...} does)");
   } else {
-    const std::string problem = engine::model_problem(config, env->spec());
+    const std::string problem = engine::model_problem(config, spec);
     if (!problem.empty()) {
       report({"model.layers", "model.kind", "model.hidden"}, problem + " (for " + config.env.id + ")");
     }

@@ -10,6 +10,7 @@
 #include "base/constants.h"
 #include "envs/env.h"
 #include "scripts/lua_layers.h"
+#include "scripts/lua_wrappers.h"
 #include "engine/config/schedule.h"
 #include "engine/config/schema.h"
 #include "scripts/experiment_loader.h"
@@ -249,6 +250,8 @@ void push_field_value(lua_State* L, const engine::FieldValue& value) {
     push_number_array(L, list->data(), list->size());
   } else if (const auto* layers = std::get_if<models::LayerList>(&value)) {
     push_layer_list(L, *layers);
+  } else if (const auto* wrappers = std::get_if<envs::WrapperList>(&value)) {
+    push_wrapper_list(L, *wrappers);
   } else {
     lua_newtable(L);
     for (const auto& [name, number] : std::get<engine::NumberMap>(value)) {

@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "base/text.h"
 #include "engine/config/values.h"
 #include "models/model_spec.h"
-#include "scripts/lua_api.h"
-#include "scripts/lua_arrays.h"
-#include "scripts/lua_state.h"
+#include "scripts/lua_dsl_list.h"
 
 namespace moonseed::scripts {
 namespace {
@@ -85,37 +84,20 @@ std::string read_element(lua_State* L, const std::string& name, models::LayerSpe
 
 LayerListRead read_layer_list(lua_State* L, int index, const std::string& path) {
   LayerListRead read;
-  read.field = path;
-  index = absolute_index(L, index);
-  if (lua_type(L, index) != LUA_TTABLE || !is_sequence(L, index)) {
-    read.problem = "expected a list of layers like {ms.nn.linear(64), ms.nn.relu()}, got " +
-                   std::string(lua_type(L, index) == LUA_TTABLE ? "a table with named or missing entries"
-                                                               : lua_typename(L, lua_type(L, index)));
-    return read;
-  }
   models::LayerList layers;
-  const size_t n = lua_objlen(L, index);
-  for (size_t k = 1; k <= n; ++k) {
-    lua_rawgeti(L, index, static_cast<int>(k));
+  const auto element = [&](size_t k, size_t n, const std::string& name) {
     models::LayerSpec layer;
-    const std::string name = path + "[" + std::to_string(k) + "]";
     std::string problem = read_element(L, name, &layer, &read.field);
     if (problem.empty() && layer.kind == "lstm" && k != n) {
       problem = "an lstm must be the last layer (the heads read its output)";
     }
-    if (!problem.empty()) {
-      if (std::optional<DslOrigin> origin = dsl_origin(L, -1)) {
-        read.file = origin->file;
-        read.line = origin->line;
-      }
-      lua_pop(L, 1);
-      read.problem = problem;
-      return read;
-    }
-    lua_pop(L, 1);
-    layers.push_back(layer);
+    if (problem.empty()) layers.push_back(layer);
+    return problem;
+  };
+  if (read_dsl_list(L, index, path, "expected a list of layers like {ms.nn.linear(64), ms.nn.relu()}",
+                    std::numeric_limits<size_t>::max(), element, &read)) {
+    read.layers = std::move(layers);
   }
-  read.layers = std::move(layers);
   return read;
 }
 

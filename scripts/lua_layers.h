@@ -27,16 +27,13 @@
 #include "engine/config/experiment_config.h"
 #include "envs/spec.h"
 #include "models/model_spec.h"
+#include "scripts/lua_dsl_list.h"
 
 namespace moonseed::scripts {
 
-struct LayerListRead {
-  std::optional<models::LayerList> layers;  // set when the value is a well-formed list
-  std::string problem;              // else what is wrong
-  std::string field;                // "model.layers[3].kernel": the part at fault
-  // The element's own place when a DSL helper recorded it; "" and 0 otherwise.
-  std::string file;
-  int line = 0;
+// `layers` is set when the value is a well-formed list; else the fault says what is wrong and where.
+struct LayerListRead : DslListFault {
+  std::optional<models::LayerList> layers;
 };
 
 // Reads the list at `index` for the field `path`. Leaves the stack as it was.

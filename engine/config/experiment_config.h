@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/config/schedule.h"
+#include "envs/wrappers/wrapper_spec.h"
 #include "models/model_spec.h"
 
 namespace moonseed::engine {
@@ -18,6 +19,9 @@ struct EnvConfig {
   // The MJCF file MuJoCo/Model-v0 loads (envs::EnvFiles::model); "" = none. The loader makes a
   // relative path absolute against the script's directory.
   std::string model;
+  // Wrappers the actors apply to every env, the first listed innermost (envs/wrappers/wrappers.h,
+  // docs/env-wrappers.md); the learner builds its model for the wrapped spec.
+  envs::WrapperList wrappers;
 };
 
 struct VTraceConfig {

@@ -102,6 +102,16 @@ FieldSchema layer_list(const char* path, Access access, ReloadClass reload, cons
   return f;
 }
 
+template <typename Access>
+FieldSchema wrapper_list(const char* path, Access access, ReloadClass reload, const char* doc) {
+  FieldSchema f = base(path, FieldType::kWrapperList, 0, 0, reload, doc);
+  f.get = [access](const ExperimentConfig& c) { return FieldValue(access(c)); };
+  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<WrapperList>(v); };
+  f.rule_doc = "kinds " + envs::wrapper_kind_names() + "; at most " + std::to_string(envs::kMaxWrappers);
+  f.rule = [](const FieldValue& v) { return envs::wrapper_list_problem(std::get<WrapperList>(v), ""); };
+  return f;
+}
+
 FieldSchema with_rule(FieldSchema f, std::string rule_doc,
                       std::function<std::string(const FieldValue&)> rule) {
   f.rule_doc = std::move(rule_doc);
@@ -150,6 +160,9 @@ std::vector<FieldSchema> build_schema() {
       string(MOONSEED_FIELD(env.model), {}, kRestart,
              "the model file the environment loads (MuJoCo/Model-v0: an MJCF file); a relative path is "
              "resolved against the script's directory; \"\" = none"),
+      wrapper_list(MOONSEED_FIELD(env.wrappers), kRestart,
+                   "wrappers the actors apply to every env, first listed innermost: {ms.wrap.frame_stack(4), "
+                   "ms.wrap.time_limit(1000), ...}; the model sees the wrapped spec (docs/env-wrappers.md)"),
 
       string(MOONSEED_FIELD(model.kind), {"mlp", "layers", "nature_cnn", "impala_resnet"}, kRestart,
              "network family: mlp (hidden, activation), layers (the declared list) or a preset"),
@@ -314,7 +327,7 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [name, algo, seed, runs_dir, group_access, env, model, vtrace, r2d2, optimizer, topology, inference,
                           learner, stop, log, checkpoint, record, warm_start, schedules, reward_shaping] = c;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
-  [[maybe_unused]] auto& [env_id, env_options, env_model] = c.env;
+  [[maybe_unused]] auto& [env_id, env_options, env_model, env_wrappers] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;
   [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost] = c.vtrace;
   [[maybe_unused]] auto& [burn_in, trace, period, n_step, r2d2_gamma, eta, rescale_eps, target_period, r2d2_batch,
@@ -401,6 +414,7 @@ const char* type_name(FieldType type) {
     case FieldType::kIntegerList: return "list of integers";
     case FieldType::kNumberMap: return "map of numbers";
     case FieldType::kLayerList: return "list of layers";
+    case FieldType::kWrapperList: return "list of wrappers";
   }
   return "?";
 }

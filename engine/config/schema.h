@@ -15,11 +15,12 @@
 #include <vector>
 
 #include "engine/config/experiment_config.h"
+#include "envs/wrappers/wrapper_spec.h"
 #include "models/model_spec.h"
 
 namespace moonseed::engine {
 
-enum class FieldType { kNumber, kInteger, kString, kBool, kIntegerList, kNumberMap, kLayerList };
+enum class FieldType { kNumber, kInteger, kString, kBool, kIntegerList, kNumberMap, kLayerList, kWrapperList };
 
 // How a running experiment takes a new value (ARCHITECTURE.md "Hot reload").
 enum class ReloadClass {
@@ -30,8 +31,9 @@ enum class ReloadClass {
 
 using NumberMap = std::vector<std::pair<std::string, double>>;  // sorted by name
 using LayerList = models::LayerList;
+using WrapperList = envs::WrapperList;
 using FieldValue =
-    std::variant<double, int64_t, std::string, bool, std::vector<int64_t>, NumberMap, LayerList>;
+    std::variant<double, int64_t, std::string, bool, std::vector<int64_t>, NumberMap, LayerList, WrapperList>;
 
 struct FieldSchema {
   std::string path;  // "optimizer.lr"

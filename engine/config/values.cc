@@ -108,6 +108,7 @@ std::string lua_literal(const FieldValue& value) {
   if (const auto* s = std::get_if<std::string>(&value)) return base::lua_quote(*s);
   if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   if (const auto* layers = std::get_if<LayerList>(&value)) return layer_list_lua(*layers);
+  if (const auto* wrappers = std::get_if<WrapperList>(&value)) return wrapper_list_lua(*wrappers);
   std::string out = "{";
   if (const auto* list = std::get_if<std::vector<int64_t>>(&value)) {
     for (size_t k = 0; k < list->size(); ++k) out += (k ? ", " : "") + std::to_string((*list)[k]);
@@ -142,6 +143,7 @@ std::string range_text(const FieldSchema& f) {
     case FieldType::kNumberMap:
     case FieldType::kBool:
     case FieldType::kLayerList:
+    case FieldType::kWrapperList:
       break;
   }
   if (!f.rule_doc.empty()) text += (text.empty() ? "" : "; ") + f.rule_doc;
@@ -195,6 +197,9 @@ std::string check_value(const FieldSchema& f, const FieldValue& value) {
     }
     case FieldType::kLayerList:
       if (!std::holds_alternative<LayerList>(value)) return "expected a list of layers";
+      break;
+    case FieldType::kWrapperList:
+      if (!std::holds_alternative<WrapperList>(value)) return "expected a list of wrappers";
       break;
   }
   if (problem.empty() && f.rule) problem = f.rule(value);
@@ -254,6 +259,9 @@ FieldValue parse_value(const FieldSchema& f, const std::string& text) {
       throw std::invalid_argument("a list of layers is declared in the script (e.g. model.layers = "
                                   "{ms.nn.linear(64), ms.nn.relu()}), not as text; presets are model.kind=" +
                                   std::string("nature_cnn or impala_resnet"));
+    case FieldType::kWrapperList:
+      // The Welcome's text form: "frame_stack n=4;time_limit max_steps=100" ("" = none).
+      return envs::parse_wrapper_list(trim(text));
   }
   throw std::logic_error("parse_value: unknown field type");
 }
@@ -288,6 +296,26 @@ std::string layer_list_json(const LayerList& layers) {
   return out + "]";
 }
 
+std::string wrapper_list_lua(const WrapperList& wrappers) {
+  std::string out = "{";
+  for (size_t i = 0; i < wrappers.size(); ++i) {
+    out += std::string(i ? ", " : "") + "{kind = " + base::lua_quote(wrappers[i].kind);
+    for (const auto& [name, value] : wrappers[i].params) out += ", " + name + " = " + format_number(value);
+    out += "}";
+  }
+  return out + "}";
+}
+
+std::string wrapper_list_json(const WrapperList& wrappers) {
+  std::string out = "[";
+  for (size_t i = 0; i < wrappers.size(); ++i) {
+    out += std::string(i ? ", " : "") + "{\"kind\": " + base::json_quote(wrappers[i].kind);
+    for (const auto& [name, value] : wrappers[i].params) out += ", \"" + name + "\": " + format_number(value);
+    out += "}";
+  }
+  return out + "]";
+}
+
 std::string json_value(const FieldValue& value) {
   const auto number = [](double v) { return std::isfinite(v) ? format_number(v) : std::string("null"); };
   if (const double* d = std::get_if<double>(&value)) return number(*d);
@@ -300,6 +328,7 @@ std::string json_value(const FieldValue& value) {
     return out + "]";
   }
   if (const auto* layers = std::get_if<LayerList>(&value)) return layer_list_json(*layers);
+  if (const auto* wrappers = std::get_if<WrapperList>(&value)) return wrapper_list_json(*wrappers);
   const NumberMap& map = std::get<NumberMap>(value);
   std::string out = "{";
   for (size_t k = 0; k < map.size(); ++k) {

@@ -37,6 +37,11 @@ std::string format_number(double value);
 std::string layer_list_lua(const LayerList& layers);
 std::string layer_list_json(const LayerList& layers);
 
+// A list of env wrappers as plain Lua tables, as read_wrapper_list (scripts/lua_wrappers.h)
+// accepts: {{kind = "frame_stack", n = 4}}; and as JSON: [{"kind": "frame_stack", "n": 4}].
+std::string wrapper_list_lua(const WrapperList& wrappers);
+std::string wrapper_list_json(const WrapperList& wrappers);
+
 // A field value as JSON: numbers (null when not finite), strings, booleans,
 // arrays of integers, objects of numbers, layer lists.
 std::string json_value(const FieldValue& value);

@@ -1,5 +1,6 @@
 #include "engine/learner/evaluator.h"
 
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -8,6 +9,8 @@
 #include <torch/torch.h>
 
 #include "envs/env.h"
+#include "envs/env_set.h"
+#include "envs/wrappers/wrappers.h"
 
 namespace moonseed::engine {
 
@@ -17,39 +20,56 @@ Evaluation play_episodes(const EnvConfig& env_config, const envs::EnvSpec& spec,
     throw std::invalid_argument("evaluate: episodes must be in [1, 10000], got " + std::to_string(episodes));
   }
   const size_t n = static_cast<size_t>(episodes);
-  std::vector<std::unique_ptr<envs::Env>> env(n);
   const bool uint8_obs = spec.observation.dtype == envs::DType::kUInt8;
   std::vector<int64_t> shape = {episodes};
   shape.insert(shape.end(), spec.observation.shape.begin(), spec.observation.shape.end());
   torch::Tensor obs = torch::zeros(shape, uint8_obs ? torch::kUInt8 : torch::kFloat32);
-  const int64_t obs_bytes = spec.observation.byte_size();
   auto* obs_data = static_cast<uint8_t*>(obs.data_ptr());
-  for (size_t i = 0; i < n; ++i) {
-    env[i] = envs::make_env(env_config.id, env_config.options, {env_config.model});
-    env[i]->reset(seed + i, obs_data + static_cast<int64_t>(i) * obs_bytes);
-  }
+  // The envs the actors run: built-in envs under the experiment's wrappers, stepped as one set.
+  std::vector<std::unique_ptr<envs::Env>> made;
+  for (size_t i = 0; i < n; ++i) made.push_back(envs::make_env(env_config.id, env_config.options, {env_config.model}));
+  const std::unique_ptr<envs::EnvSet> set =
+      envs::wrap(std::make_unique<envs::EnvArray>(std::move(made)), env_config.wrappers, seed);
+  std::vector<envs::EnvOp> ops(n, envs::EnvOp::kReset);
+  std::vector<uint64_t> seeds(n);
+  for (size_t i = 0; i < n; ++i) seeds[i] = seed + i;
+  std::vector<float> step_rewards(n, 0.f);
+  std::vector<float> env_rewards(n, 0.f);  // the env's own, which returns count (clip_reward changes the others)
+  std::vector<uint8_t> flags(n, 0);
+  std::vector<envs::EnvError> errors;  // a failed step ends its episode as truncated, as on an actor
+  envs::EnvSetCall call;
+  call.count = static_cast<uint32_t>(n);
+  call.ops = ops.data();
+  call.seeds = seeds.data();
+  call.observations = obs_data;
+  call.rewards = step_rewards.data();
+  call.flags = flags.data();
+  call.env_rewards = env_rewards.data();
+  set->run(call, errors);
+  call.seeds = nullptr;
   Evaluation out;
   out.returns.assign(n, 0.0);
   out.lengths.assign(n, 0);
   out.truncated.assign(n, false);
   std::vector<bool> done(n, false);
   size_t running = n;
-  const int64_t action_bytes = spec.action.byte_size();
   const std::unique_ptr<EvalPolicy> policy = agent.evaluation_policy(episodes, greedy, seed);
   std::vector<float> rewards(n, 0.f);  // of each env's previous action
   for (bool first = true; running > 0; first = false) {
     const torch::Tensor actions = policy->act(obs, rewards, first);
-    const auto* action_data = static_cast<const uint8_t*>(actions.data_ptr());
+    call.actions = static_cast<const uint8_t*>(actions.data_ptr());
+    for (size_t i = 0; i < n; ++i) ops[i] = done[i] ? envs::EnvOp::kSkip : envs::EnvOp::kStep;
+    env_rewards.assign(n, std::nanf(""));
+    set->run(call, errors);
     for (size_t i = 0; i < n; ++i) {
       if (done[i]) continue;
-      envs::StepResult r = env[i]->step(action_data + static_cast<int64_t>(i) * action_bytes,
-                                        obs_data + static_cast<int64_t>(i) * obs_bytes);
-      rewards[i] = r.reward;
-      out.returns[i] += r.reward;
+      rewards[i] = step_rewards[i];  // what the policy trained on
+      out.returns[i] += std::isnan(env_rewards[i]) ? step_rewards[i] : env_rewards[i];
       out.lengths[i] += 1;
-      if (r.terminated || r.truncated || out.lengths[i] >= max_steps) {
+      const bool terminated = (flags[i] & envs::kTerminated) != 0;
+      if (terminated || (flags[i] & envs::kTruncated) || out.lengths[i] >= max_steps) {
         done[i] = true;
-        out.truncated[i] = !r.terminated;
+        out.truncated[i] = !terminated;
         --running;
       }
     }

@@ -1,5 +1,5 @@
 // Plays evaluation episodes with a policy, outside training: fresh envs of the
-// run's env, seeded seed, seed + 1, ..., all stepped together with one call of
+// run's env under its env.wrappers, seeded seed, seed + 1, ..., all stepped together with one call of
 // the policy per step (Learner::evaluate, `moonseed ctl RUN evaluate`).
 //
 // Thread-safety: one call uses only its own envs; the policy guards the
@@ -15,7 +15,7 @@
 
 namespace moonseed::engine {
 
-// `episodes` episodes of `env` (whose spec is `spec`) under the agent's
+// `episodes` episodes of `env` (whose wrapped spec is `spec`) under the agent's
 // evaluation policy (greedy, or exploring as the algorithm does at
 // evaluation), which acts for all of them at once. An episode ends at
 // termination, at the env's own time limit, or after `max_steps` steps.

@@ -3,6 +3,8 @@
 // evaluation and the counters. The threads it starts are in learner.cc.
 #include "engine/learner/learner_impl.h"
 
+#include "envs/wrappers/wrappers.h"
+
 namespace moonseed::engine {
 namespace {
 
@@ -10,7 +12,8 @@ namespace {
 // (engine/config/config_problems.h): a config built in C++ skips the loader.
 envs::EnvSpec checked_spec(const ExperimentConfig& config) {
   check_config(config);
-  return envs::make_env(config.env.id, config.env.options, {config.env.model})->spec();
+  return envs::wrapped_spec(envs::make_env(config.env.id, config.env.options, {config.env.model})->spec(),
+                            config.env.wrappers);
 }
 
 }  // namespace

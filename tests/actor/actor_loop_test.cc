@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "envs/env.h"
+#include "envs/wrappers/wrappers.h"
 #include "rpc/server.h"
 
 namespace moonseed::actor {
@@ -50,6 +51,8 @@ class ScriptedLearner : public rpc::ActorService {
     a.welcome.actor_id = kActorId;
     a.welcome.env_id = "CartPole-v1";
     a.welcome.env_spec = envs::make_env("CartPole-v1", {})->spec();
+    a.welcome.env_wrappers = wrappers;
+    if (!wrapped_spec.id.empty()) a.welcome.env_spec = wrapped_spec;
     a.welcome.num_envs = kEnvs;
     a.welcome.num_groups = kGroups;
     a.welcome.seed = 7;
@@ -78,6 +81,9 @@ class ScriptedLearner : public rpc::ActorService {
     link->send_actions(std::move(reply));
   }
   void on_disconnect(const std::shared_ptr<rpc::ActorLink>&, const std::string&) override {}
+  // Set before the actor starts: the Welcome's env_wrappers, and the spec it announces when set.
+  std::string wrappers;
+  envs::EnvSpec wrapped_spec;
   void on_notice(const std::shared_ptr<rpc::ActorLink>&, const rpc::ActorNotice& notice) override {
     std::lock_guard<std::mutex> lock(mu_);
     notices_.push_back(notice);
@@ -390,6 +396,51 @@ TEST_F(ActorLoop, AFailedEnvStepEndsThatEpisodeAsTruncatedTellsTheLearnerAndTheE
   EXPECT_EQ(batches[4].flags[1], envs::kFirst);
   EXPECT_EQ(batches[5].flags[1], 0);
   EXPECT_EQ(batches[5].rewards[1], 1.f);
+}
+
+TEST_F(ActorLoop, WrapsItsEnvsAsTheWelcomeSays) {
+  learner_.wrappers = "time_limit max_steps=3;frame_stack n=2";
+  learner_.wrapped_spec =
+      envs::wrapped_spec(envs::make_env("CartPole-v1", {})->spec(), envs::parse_wrapper_list(learner_.wrappers));
+  ASSERT_EQ(learner_.wrapped_spec.observation.shape, (std::vector<int64_t>{8}));
+  start_actor(nullptr);
+  // The actor accepted the wrapped spec (a mismatch would have ended it) and its envs end
+  // their episodes at the wrapper's limit: reset, two steps, the truncated third, reset.
+  ASSERT_TRUE(learner_.wait([](const Groups& g, const Notices&) { return each_group_sent(g, 6); }));
+  const std::vector<Received> batches = learner_.groups().at(0);
+  for (uint32_t i = 0; i < kEnvs / kGroups; ++i) {
+    EXPECT_EQ(batches[0].flags[i], envs::kFirst);
+    EXPECT_EQ(batches[1].flags[i], 0);
+    EXPECT_EQ(batches[2].flags[i], 0);
+    EXPECT_EQ(batches[3].flags[i], envs::kTruncated);
+    EXPECT_EQ(batches[4].flags[i], envs::kFirst);
+  }
+}
+
+TEST_F(ActorLoop, RefusesWrapperTextItCannotApply) {
+  learner_.wrappers = "frame_stack n=999";
+  options_.address = address_;
+  options_.verbose = false;
+  options_.reconnect_for_s = 1;
+  try {
+    run_actor(options_, stop_);
+    FAIL() << "the actor must stop";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "cannot apply the learner's env wrappers: env wrappers text: wrapper 1: n must be an integer in "
+                 "[1, 64], got 999");
+  }
+}
+
+TEST_F(ActorLoop, SendsTheEnvsOwnRewardsBesideClippedOnes) {
+  learner_.wrappers = "clip_reward low=0 high=0.25";
+  learner_.wrapped_spec = envs::make_env("CartPole-v1", {})->spec();
+  start_actor(nullptr);
+  ASSERT_TRUE(learner_.wait([](const Groups& g, const Notices&) { return each_group_sent(g, 3); }));
+  const std::vector<Received> batches = learner_.groups().at(0);
+  EXPECT_TRUE(batches[0].env_rewards.empty()) << "resets: nothing clipped";
+  EXPECT_EQ(batches[1].rewards, (std::vector<float>{0.25f, 0.25f}));
+  EXPECT_EQ(batches[1].env_rewards, (std::vector<float>{1.f, 1.f}));
 }
 
 }  // namespace

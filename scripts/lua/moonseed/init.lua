@@ -79,15 +79,15 @@ end
 -- Sizes are checked by the loader (and against the env's observation).
 ms.nn = {}
 
--- ms.nn.KIND(a, b, c) or ms.nn.KIND { name = value, ... }: positional
--- arguments fill `names` in order.
-local function layer_helper(kind, names)
+-- ms.SECTION.KIND(a, b, c) or ms.SECTION.KIND { name = value, ... }: positional
+-- arguments fill `names` in order (ms.nn layers, ms.wrap env wrappers).
+local function table_helper(section, kind, names)
   return function(first, ...)
     local fields = {}
     if type(first) == "table" then
       for k, v in pairs(first) do
         if type(k) == "number" and not names[k] then
-          error(("ms.nn.%s: too many positional arguments (takes %s)"):format(kind,
+          error(("ms.%s.%s: too many positional arguments (takes %s)"):format(section, kind,
             #names > 0 and table.concat(names, ", ") or "none"), 2)
         end
         fields[type(k) == "number" and names[k] or k] = v
@@ -95,7 +95,7 @@ local function layer_helper(kind, names)
     else
       local args = { first, ... }
       if select("#", ...) + 1 > #names and not (first == nil and #names == 0) then
-        error(("ms.nn.%s: too many arguments (takes %s)"):format(kind,
+        error(("ms.%s.%s: too many arguments (takes %s)"):format(section, kind,
           #names > 0 and table.concat(names, ", ") or "none"), 2)
       end
       for i, name in ipairs(names) do fields[name] = args[i] end
@@ -106,6 +106,8 @@ local function layer_helper(kind, names)
   end
 end
 
+local function layer_helper(kind, names) return table_helper("nn", kind, names) end
+
 ms.nn.linear = layer_helper("linear", { "out" })
 ms.nn.lstm = layer_helper("lstm", { "out" })
 ms.nn.impala_block = layer_helper("impala_block", { "out" })
@@ -114,6 +116,19 @@ ms.nn.maxpool2d = layer_helper("maxpool2d", { "kernel", "stride", "padding" })
 for _, kind in ipairs { "channels_first", "flatten", "relu", "tanh", "elu" } do
   ms.nn[kind] = layer_helper(kind, {})
 end
+-- Env wrappers (docs/env-wrappers.md), listed innermost first:
+--   env = { id = "MinAtar/Breakout-v1", wrappers = { ms.wrap.sticky_actions(0.25), ms.wrap.frame_stack(4) } }
+-- Each returns a plain table {kind = ..., name = value, ...} recorded at its caller's line;
+-- a parameter left out takes its default; the loader checks the values.
+ms.wrap = {
+  frame_stack = table_helper("wrap", "frame_stack", { "n" }),
+  action_repeat = table_helper("wrap", "action_repeat", { "k", "max_pool" }),
+  time_limit = table_helper("wrap", "time_limit", { "max_steps" }),
+  clip_reward = table_helper("wrap", "clip_reward", { "low", "high" }),
+  sticky_actions = table_helper("wrap", "sticky_actions", { "p" }),
+  scale_obs = table_helper("wrap", "scale_obs", { "scale", "offset" }),
+}
+
 -- The presets' layer lists, to splice into ms.layers or extend.
 function ms.nn.nature_cnn() return core.nn.preset("nature_cnn") end
 function ms.nn.impala_resnet() return core.nn.preset("impala_resnet") end

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/config/actor_config.h"
+#include "envs/wrappers/wrapper_spec.h"
 #include "tests/engine/learner/served.h"
 #include "rpc/client.h"
 #include "rpc/server.h"
@@ -365,6 +366,27 @@ TEST(Learner, R2d2TakesHotExplorationAtTheNextBatchAfterATrainingStep) {
   for (int t = 0; t < 20; ++t) exchange(client, ++seq, 1, {0, 0}, 1);
   EXPECT_EQ(s.learner.stats().metric("explored_actions"), explored);
   client.close();
+}
+
+TEST(Learner, TheWelcomeAndEvaluationUseTheWrappedEnv) {
+  ExperimentConfig c = small_config();
+  c.env.wrappers = envs::parse_wrapper_list("time_limit max_steps=5;frame_stack n=2;clip_reward high=0.5");
+  Served s(c);
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  const rpc::Welcome welcome = client.hello(rpc::Hello{});
+  EXPECT_EQ(welcome.env_spec.observation.shape, (std::vector<int64_t>{8}));
+  EXPECT_EQ(welcome.env_spec.max_episode_steps, 5);
+  EXPECT_EQ(welcome.env_wrappers, "time_limit max_steps=5;frame_stack n=2;clip_reward low=-1 high=0.5");
+  client.close();
+  // In-process evaluation steps its CartPoles under the same wrappers: cut at 5 steps (a pole
+  // cannot fall sooner than 8), and returns count the env's own rewards, not the clipped ones.
+  const Evaluation e = s.learner.evaluate(3, 7, /*greedy=*/true, /*max_steps=*/50);
+  ASSERT_EQ(e.returns.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(e.lengths[i], 5);
+    EXPECT_TRUE(e.truncated[i]);
+    EXPECT_EQ(e.returns[i], 5.0);
+  }
 }
 
 TEST(Learner, R2d2EvaluatesWithItsRecurrentNetAndCheckpointsTheReplayBesideTheModel) {
