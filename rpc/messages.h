@@ -42,7 +42,7 @@ struct Welcome {
   // T of its steps, at the learner's unroll boundaries. 0: at once.
   uint32_t unroll_length = 0;
   std::string payload;       // the config of `config_version`, as ConfigUpdate::payload
-  envs::EnvFiles env_files;  // make_env's files (env.model), as paths on the learner's host
+  envs::EnvFiles env_files;  // make_env's files (env.model, env.plugin), as paths on the learner's host
 };
 
 // Observations of `count` consecutive envs of one actor, [env_begin, env_begin+count).

@@ -61,6 +61,7 @@ struct Welcome {
   unrollLength @9 :UInt32;
   payload @10 :Data;  # as ConfigUpdate.payload
   envModel @11 :Text;  # env.model: the model file the env loads ("" = none; absent from older peers)
+  envPlugin @12 :Text;  # env.plugin: the C plugin the actors load ("" = a built-in env; absent from older peers)
 }
 
 struct StepBatch {

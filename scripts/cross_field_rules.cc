@@ -8,6 +8,7 @@
 #include "engine/config/config_problems.h"
 #include "engine/config/values.h"
 #include "engine/learner/algorithms.h"
+#include "envs/describe.h"
 #include "envs/env.h"
 #include "scripts/lua_layers.h"
 #include "scripts/reward_shaper.h"
@@ -19,13 +20,12 @@ namespace {
 // actor would not have until its watchdog fires: an out-of-range index, an
 // error, an endless loop or a memory blow-up refuses the script now, not in
 // every actor.
-void check_reward_shaping_trial(const engine::ExperimentConfig& config, envs::Env& env,
+void check_reward_shaping_trial(const engine::ExperimentConfig& config, const envs::EnvDescription& env,
                                 std::vector<ConfigIssue>* issues) {
   const engine::RewardShapingConfig& f = config.reward_shaping;
   if (f.source.empty()) return;
-  const envs::EnvSpec& spec = env.spec();
-  std::vector<uint8_t> obs(static_cast<size_t>(spec.observation.byte_size()));
-  env.reset(uint64_t{0}, obs.data());
+  const envs::EnvSpec& spec = env.spec;
+  const std::vector<uint8_t>& obs = env.first_observation;
   const auto observations = spec.observation.dtype == envs::DType::kUInt8 ? RewardShaper::Observations::kUInt8
                                                                           : RewardShaper::Observations::kFloat32;
   const std::string error = RewardShaper::trial_error(f, observations, spec.observation.numel(), obs.data(),
@@ -57,21 +57,27 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
   }
 
   const std::vector<std::string> ids = envs::env_ids();
-  if (std::find(ids.begin(), ids.end(), config.env.id) == ids.end()) {
+  // A plugin serves ids of its own: it says itself which it refuses.
+  if (config.env.plugin.empty() && std::find(ids.begin(), ids.end(), config.env.id) == ids.end()) {
     const std::string close = base::closest_name(config.env.id, ids);
     report({"env.id"}, "unknown environment " + base::lua_quote(config.env.id) +
                            (close.empty() ? "" : "; did you mean " + base::lua_quote(close) + "?") +
                            " (known: " + base::join(ids) + ")");
     return;
   }
-  std::unique_ptr<envs::Env> env;
+  // A plugin env is described by a child process (envs/describe.h): the loader never loads it.
+  envs::EnvDescription env;
   try {
-    env = envs::make_env(config.env.id, config.env.options, {config.env.model});
+    env = envs::describe_env(config.env.id, config.env.options, {config.env.model, config.env.plugin});
   } catch (const std::invalid_argument& e) {
-    report({"env.options", "env.model", "env.id"}, e.what());
+    if (config.env.plugin.empty()) {
+      report({"env.options", "env.model", "env.id"}, e.what());
+    } else {
+      report({"env.plugin", "env.options", "env.id"}, e.what());
+    }
     return;
   }
-  check_reward_shaping_trial(config, *env, issues);
+  check_reward_shaping_trial(config, env, issues);
   const models::ModelSpec& model = config.model;
   if (model.kind == "layers") {
     // A script's recipe may have set them before ms.layers replaced the model; an override is the user's now.
@@ -94,7 +100,7 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
            "model.layers is set but model.kind is " + base::lua_quote(model.kind) +
                ", which ignores it: set model.kind = \"layers\" (ms.layers {...} does)");
   } else {
-    const std::string problem = engine::model_problem(config, env->spec());
+    const std::string problem = engine::model_problem(config, env.spec);
     if (!problem.empty()) {
       report({"model.layers", "model.kind", "model.hidden"}, problem + " (for " + config.env.id + ")");
     }

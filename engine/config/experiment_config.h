@@ -18,6 +18,9 @@ struct EnvConfig {
   // The MJCF file MuJoCo/Model-v0 loads (envs::EnvFiles::model); "" = none. The loader makes a
   // relative path absolute against the script's directory.
   std::string model;
+  // A C env plugin (envs::EnvFiles::plugin, docs/env-plugins.md) that serves `id`; "" = a
+  // built-in env. Made absolute like `model`.
+  std::string plugin;
 };
 
 struct VTraceConfig {
