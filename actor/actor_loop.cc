@@ -105,6 +105,17 @@ class Actor {
       return std::nullopt;
     }
     actor_id_ = welcome.actor_id;
+    try {
+      return serve_welcomed(client, welcome);
+    } catch (const std::exception& e) {
+      // Fatal here (a spec that differs from the learner's, a reset that failed): the learner's
+      // log says why before the actor exits with the message.
+      client.close(e.what());
+      throw;
+    }
+  }
+
+  std::optional<ActorExit> serve_welcomed(rpc::Client& client, const rpc::Welcome& welcome) {
     prepare(welcome);
     log("connected to " + options_.address + " (run " + welcome.run_id + ", " +
         std::to_string(set_->size()) + " envs of " + welcome.env_id + ")");
@@ -153,7 +164,7 @@ class Actor {
   void prepare(const rpc::Welcome& welcome) {
     if (set_) {
       if (welcome.env_id != welcome_.env_id || welcome.num_envs != welcome_.num_envs ||
-          welcome.env_spec != welcome_.env_spec || welcome.env_files.model != welcome_.env_files.model ||
+          welcome.env_spec != welcome_.env_spec || welcome.env_files != welcome_.env_files ||
           welcome.env_wrappers != welcome_.env_wrappers) {
         set_.reset();  // a different run: start over
       } else {

@@ -129,7 +129,7 @@ size_t estimate_words(const Welcome& m) {
                  space_words(m.env_spec.action);
   for (const auto& option : m.env_options) words += 3 + blob_words(option.first.size());
   return words + blob_words(m.payload.size()) + blob_words(m.env_files.model.size()) +
-         blob_words(m.env_wrappers.size());
+         blob_words(m.env_files.plugin.size()) + blob_words(m.env_wrappers.size());
 }
 
 size_t estimate_words(const StepBatch& m) {
@@ -179,6 +179,7 @@ void build(const Welcome& m, wire::Frame::Builder frame) {
   b.setUnrollLength(m.unroll_length);
   b.setPayload(bytes_of(m.payload));
   b.setEnvModel(text_of(m.env_files.model));
+  b.setEnvPlugin(text_of(m.env_files.plugin));
   b.setEnvWrappers(text_of(m.env_wrappers));
 }
 

@@ -1,13 +1,16 @@
 #include "scripts/cross_field_rules.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "base/text.h"
 #include "engine/config/config_problems.h"
 #include "engine/config/values.h"
 #include "engine/learner/algorithms.h"
+#include "envs/describe.h"
 #include "envs/env.h"
 #include "envs/env_set.h"
 #include "envs/wrappers/wrappers.h"
@@ -21,12 +24,30 @@ namespace {
 // limits an actor would not have until its watchdog fires: an out-of-range index, an
 // error, an endless loop or a memory blow-up refuses the script now, not in
 // every actor.
-void check_reward_shaping_trial(const engine::ExperimentConfig& config, std::unique_ptr<envs::Env> env,
+// The env as its description gives it: reset writes the first observation the describing
+// process saw (after reset with seed 0); nothing else. Enough for the wrappers' reset, which is
+// all the trial below runs, whatever the env's source (a plugin is never loaded here).
+class DescribedEnv final : public envs::Env {
+ public:
+  explicit DescribedEnv(const envs::EnvDescription& d) : d_(d) {}
+  const envs::EnvSpec& spec() const override { return d_.spec; }
+  void reset(std::optional<uint64_t>, void* obs) override {
+    std::memcpy(obs, d_.first_observation.data(), d_.first_observation.size());
+  }
+  envs::StepResult step(const void*, void*) override { throw std::logic_error("a described env does not step"); }
+  std::vector<double> get_state() const override { return {}; }
+  void set_state(const std::vector<double>&) override {}
+
+ private:
+  const envs::EnvDescription& d_;
+};
+
+void check_reward_shaping_trial(const engine::ExperimentConfig& config, const envs::EnvDescription& env,
                                 std::vector<ConfigIssue>* issues) {
   const engine::RewardShapingConfig& f = config.reward_shaping;
   if (f.source.empty()) return;
   std::vector<std::unique_ptr<envs::Env>> one;
-  one.push_back(std::move(env));
+  one.push_back(std::make_unique<DescribedEnv>(env));
   const std::unique_ptr<envs::EnvSet> set =
       envs::wrap(std::make_unique<envs::EnvArray>(std::move(one)), config.env.wrappers, 0);
   const envs::EnvSpec& spec = set->spec();
@@ -68,28 +89,34 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
   }
 
   const std::vector<std::string> ids = envs::env_ids();
-  if (std::find(ids.begin(), ids.end(), config.env.id) == ids.end()) {
+  // A plugin serves ids of its own: it says itself which it refuses.
+  if (config.env.plugin.empty() && std::find(ids.begin(), ids.end(), config.env.id) == ids.end()) {
     const std::string close = base::closest_name(config.env.id, ids);
     report({"env.id"}, "unknown environment " + base::lua_quote(config.env.id) +
                            (close.empty() ? "" : "; did you mean " + base::lua_quote(close) + "?") +
                            " (known: " + base::join(ids) + ")");
     return;
   }
-  std::unique_ptr<envs::Env> env;
+  // A plugin env is described by a child process (envs/describe.h): the loader never loads it.
+  envs::EnvDescription env;
   try {
-    env = envs::make_env(config.env.id, config.env.options, {config.env.model});
+    env = envs::describe_env(config.env.id, config.env.options, {config.env.model, config.env.plugin});
   } catch (const std::invalid_argument& e) {
-    report({"env.options", "env.model", "env.id"}, e.what());
+    if (config.env.plugin.empty()) {
+      report({"env.options", "env.model", "env.id"}, e.what());
+    } else {
+      report({"env.plugin", "env.options", "env.id"}, e.what());
+    }
     return;
   }
   envs::EnvSpec spec;  // what the model sees: the env's under env.wrappers
   try {
-    spec = envs::wrapped_spec(env->spec(), config.env.wrappers);
+    spec = envs::wrapped_spec(env.spec, config.env.wrappers);
   } catch (const std::invalid_argument& e) {
     report({"env.wrappers"}, e.what());
     return;
   }
-  check_reward_shaping_trial(config, std::move(env), issues);
+  check_reward_shaping_trial(config, env, issues);
   const models::ModelSpec& model = config.model;
   if (model.kind == "layers") {
     // A script's recipe may have set them before ms.layers replaced the model; an override is the user's now.

@@ -47,7 +47,7 @@ engine::ExperimentConfig resolve(const AssignedFields& values, std::vector<Confi
   return config;
 }
 
-// env.model relative to the script's directory, so that the learner and its actors (started
+// env.model and env.plugin relative to the script's directory, so that the learner and its actors (started
 // anywhere) read the file the script names.
 std::string resolve_against_script(const std::string& script, const std::string& file) {
   if (file.empty() || std::filesystem::path(file).is_absolute()) return file;
@@ -72,6 +72,7 @@ LoadedExperiment load_experiment_sources(const std::string& path, const std::vec
 
   engine::ExperimentConfig config = resolve(values, &issues);
   config.env.model = resolve_against_script(path, config.env.model);
+  config.env.plugin = resolve_against_script(path, config.env.plugin);
   if (reader.reward_shaping()) config.reward_shaping = *reader.reward_shaping();
   // Rules between fields mean something only once each field is valid.
   if (issues.empty()) check_cross_field(config, path, values, &issues);

@@ -19,6 +19,9 @@ struct EnvConfig {
   // The MJCF file MuJoCo/Model-v0 loads (envs::EnvFiles::model); "" = none. The loader makes a
   // relative path absolute against the script's directory.
   std::string model;
+  // A C env plugin (envs::EnvFiles::plugin, docs/env-plugins.md) that serves `id`; "" = a
+  // built-in env. Made absolute like `model`.
+  std::string plugin;
   // Wrappers the actors apply to every env, the first listed innermost (envs/wrappers/wrappers.h,
   // docs/env-wrappers.md); the learner builds its model for the wrapped spec.
   envs::WrapperList wrappers;

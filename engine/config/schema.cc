@@ -154,12 +154,16 @@ std::vector<FieldSchema> build_schema() {
               "the run's directory and files are readable by the owner's group too (umask 027); false: by the "
               "owner only (umask 077)"),
 
-      string(MOONSEED_FIELD(env.id), {}, kRestart, "Gymnasium id of a built-in environment"),
+      string(MOONSEED_FIELD(env.id), {}, kRestart,
+             "Gymnasium id of a built-in environment, or the id a plugin serves (env.plugin)"),
       number_map(MOONSEED_FIELD(env.options), kRestart,
                  "options passed to the environment by name, e.g. {max_episode_steps = 200}"),
       string(MOONSEED_FIELD(env.model), {}, kRestart,
              "the model file the environment loads (MuJoCo/Model-v0: an MJCF file); a relative path is "
              "resolved against the script's directory; \"\" = none"),
+      string(MOONSEED_FIELD(env.plugin), {}, kRestart,
+             "a C env plugin (a shared library, docs/env-plugins.md) that serves env.id instead of a built-in "
+             "env; a relative path is resolved against the script's directory; \"\" = none"),
       wrapper_list(MOONSEED_FIELD(env.wrappers), kRestart,
                    "wrappers the actors apply to every env, first listed innermost: {ms.wrap.frame_stack(4), "
                    "ms.wrap.time_limit(1000), ...}; the model sees the wrapped spec (docs/env-wrappers.md)"),
@@ -327,7 +331,7 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [name, algo, seed, runs_dir, group_access, env, model, vtrace, r2d2, optimizer, topology, inference,
                           learner, stop, log, checkpoint, record, warm_start, schedules, reward_shaping] = c;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
-  [[maybe_unused]] auto& [env_id, env_options, env_model, env_wrappers] = c.env;
+  [[maybe_unused]] auto& [env_id, env_options, env_model, env_plugin, env_wrappers] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;
   [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost] = c.vtrace;
   [[maybe_unused]] auto& [burn_in, trace, period, n_step, r2d2_gamma, eta, rescale_eps, target_period, r2d2_batch,

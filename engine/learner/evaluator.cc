@@ -19,6 +19,11 @@ Evaluation play_episodes(const EnvConfig& env_config, const envs::EnvSpec& spec,
   if (episodes < 1 || episodes > 10000) {
     throw std::invalid_argument("evaluate: episodes must be in [1, 10000], got " + std::to_string(episodes));
   }
+  if (!env_config.plugin.empty()) {
+    throw std::invalid_argument("evaluate: runs envs in the learner's process, which never loads a plugin (env.plugin = \"" +
+                                env_config.plugin + "\"): evaluation needs a built-in env; watch the training "
+                                "returns instead (docs/env-plugins.md)");
+  }
   const size_t n = static_cast<size_t>(episodes);
   const bool uint8_obs = spec.observation.dtype == envs::DType::kUInt8;
   std::vector<int64_t> shape = {episodes};

@@ -2,6 +2,7 @@
 // construction, start and stop, restore and checkpoints, hot config, pause,
 // evaluation and the counters. The threads it starts are in learner.cc.
 #include "engine/learner/learner_impl.h"
+#include "envs/describe.h"
 
 #include "envs/wrappers/wrappers.h"
 
@@ -12,8 +13,10 @@ namespace {
 // (engine/config/config_problems.h): a config built in C++ skips the loader.
 envs::EnvSpec checked_spec(const ExperimentConfig& config) {
   check_config(config);
-  return envs::wrapped_spec(envs::make_env(config.env.id, config.env.options, {config.env.model})->spec(),
-                            config.env.wrappers);
+  // A plugin env is described by a child process: user code never runs in the learner's.
+  return envs::wrapped_spec(
+      envs::describe_env(config.env.id, config.env.options, {config.env.model, config.env.plugin}).spec,
+      config.env.wrappers);
 }
 
 }  // namespace

@@ -44,6 +44,10 @@ end
 local ok, err = pcall(ms.env.make, "NoSuchEnv-v0")
 assert(not ok and err:find("NoSuchEnv-v0", 1, true), tostring(err))
 
+-- A plugin env never runs in this process: asking for one says where it runs.
+ok, err = pcall(ms.env.make, "Catch-v0", { plugin = "libcatch.so" })
+assert(not ok and err:find("plugin env (env.plugin) runs only in actors", 1, true), tostring(err))
+
 -- Bad actions and states are errors.
 ok, err = pcall(env.step, env, 2)
 assert(not ok and err:find("action"), tostring(err))

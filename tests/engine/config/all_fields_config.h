@@ -14,7 +14,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.runs_dir = "/tmp/some \"quoted\" runs";
   c.group_access = true;
   c.env.id = "CartPole-v1";  // the env every build has: cannot differ
-  c.env.options = {{"max_episode_steps", 200}};  // env.model stays "": CartPole reads no model file
+  c.env.options = {{"max_episode_steps", 200}};  // env.model and env.plugin stay "": CartPole reads no model file and is built in
   c.env.wrappers = {{"time_limit", {{"max_steps", 150}}},
                     {"frame_stack", {{"n", 2}}},
                     {"clip_reward", {{"low", -0.5}, {"high", 0.25}}}};
