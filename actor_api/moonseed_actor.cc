@@ -35,7 +35,8 @@ std::string welcome_json(const rpc::Welcome& w) {
     options += (options.empty() ? "" : ", ") + base::json_quote(key) + ": " + base::number_text(value);
   }
   return "{\"run_id\": " + base::json_quote(w.run_id) + ", \"actor_id\": " + std::to_string(w.actor_id) +
-         ", \"env_id\": " + base::json_quote(w.env_id) + ", \"options\": {" + options +
+         ", \"env_id\": " + base::json_quote(w.env_id) + ", \"python\": " + base::json_quote(w.env_files.python) +
+         ", \"options\": {" + options +
          "}, \"num_envs\": " + std::to_string(w.num_envs) + ", \"seed\": " + std::to_string(w.seed) + "}";
 }
 

@@ -48,7 +48,7 @@ struct moonseed_actor_envs {
   void* user;
   /* Builds `num_envs` envs for the learner's Welcome, dropping any built before, and describes
    * them in *spec (its low/high arrays must stay valid until the next open() or the end of the
-   * run). `welcome_json`: {"run_id", "actor_id", "env_id", "options": {NAME: number},
+   * run). `welcome_json`: {"run_id", "actor_id", "env_id", "python" (env.python or ""), "options": {NAME: number},
    * "num_envs", "seed"}. Returns MOONSEED_ENV_OK, or fails after moonseed_actor_set_error():
    * the run then ends with MOONSEED_ACTOR_ERROR and that message. */
   int (*open)(void* user, moonseed_actor* actor, uint32_t num_envs, const char* welcome_json,

@@ -155,8 +155,24 @@ struct ChildOutput {
   bool status_unknown = false;
 };
 
-// Runs `argv` with stdin /dev/null and both outputs captured, for at most `timeout_s`.
-ChildOutput run_child(const std::vector<std::string>& argv, double timeout_s) {
+// The inherited environment with `extra`'s NAME=VALUE pairs replacing or adding names.
+std::vector<std::string> environment_with(const std::vector<std::string>& extra) {
+  std::vector<std::string> out;
+  auto name_of = [](const std::string& pair) { return pair.substr(0, pair.find('=')); };
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string pair = *e;
+    bool replaced = false;
+    for (const std::string& x : extra) replaced = replaced || name_of(x) == name_of(pair);
+    if (!replaced) out.push_back(pair);
+  }
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
+// Runs `argv` with stdin /dev/null and both outputs captured, for at most `timeout_s`, with
+// `environment` added to the inherited one.
+ChildOutput run_child(const std::vector<std::string>& argv, double timeout_s,
+                      const std::vector<std::string>& environment = {}) {
   int out_pipe[2], err_pipe[2];
   if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -172,8 +188,12 @@ ChildOutput run_child(const std::vector<std::string>& argv, double timeout_s) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env_pairs = environment_with(environment);
+  std::vector<char*> envp;
+  for (std::string& pair : env_pairs) envp.push_back(pair.data());
+  envp.push_back(nullptr);
   pid_t pid = -1;
-  const int spawned = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int spawned = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
@@ -323,19 +343,55 @@ void parse_describe_arguments(const std::vector<std::string>& args, std::string*
   if (id->empty()) throw std::invalid_argument("--id ID is required");
 }
 
-EnvDescription describe_env(const std::string& id, const EnvOptions& options, const EnvFiles& files) {
-  if (files.plugin.empty()) return describe_here(id, options, files);
-  check_plugin_file(files.plugin);
-  std::vector<std::string> argv = describe_arguments(id, options, files);
+std::string python_interpreter() {
+  if (const char* path = std::getenv("MOONSEED_PYTHON"); path != nullptr && *path != '\0') return path;
+  return "/usr/bin/python3";
+}
+
+PythonCommand python_actor_command(const EnvFiles& files) {
+  PythonCommand c;
+  c.argv = {python_interpreter(), "-m", "moonseed.actor", "--env", files.python};
   const std::string binary = actor_binary();
-  argv.insert(argv.begin(), binary);
-  const std::string where = "plugin " + files.plugin + ": describing env \"" + id + "\" in a child process (" +
-                            binary + " describe-env) failed: ";
+  std::string path = binary.substr(0, binary.rfind('/') + 1) + "python";
+  if (!files.python_path.empty()) path += ":" + files.python_path;
+  if (const char* inherited = std::getenv("PYTHONPATH"); inherited != nullptr && *inherited != '\0') {
+    path += std::string(":") + inherited;
+  }
+  c.environment = {"PYTHONPATH=" + path};
+  return c;
+}
+
+EnvDescription describe_env(const std::string& id, const EnvOptions& options, const EnvFiles& files) {
+  if (files.plugin.empty() && files.python.empty()) return describe_here(id, options, files);
+  std::vector<std::string> argv, environment;
+  std::string where, crashed;
+  if (!files.python.empty()) {
+    if (!files.plugin.empty() || !files.model.empty()) {
+      throw std::invalid_argument("env.python = \"" + files.python + "\" names the env alone: env.plugin and "
+                                  "env.model are for other envs");
+    }
+    PythonCommand python = python_actor_command(files);
+    argv = std::move(python.argv);
+    environment = std::move(python.environment);
+    argv.push_back("--describe");
+    for (const auto& [name, value] : options) argv.insert(argv.end(), {"--option", name + "=" + base::number_text(value)});
+    where = "env.python = \"" + files.python + "\": describing env \"" + id + "\" in a child process (" + argv[0] +
+            " -m moonseed.actor --describe, " + environment[0] + ") failed: ";
+    crashed = "Python crashed";
+  } else {
+    check_plugin_file(files.plugin);
+    argv = describe_arguments(id, options, files);
+    argv.insert(argv.begin(), actor_binary());
+    where = "plugin " + files.plugin + ": describing env \"" + id + "\" in a child process (" + argv[0] +
+            " describe-env) failed: ";
+    crashed = "the plugin crashed";
+  }
   ChildOutput child;
   try {
-    child = run_child(argv, kDescribeTimeoutS);
+    child = run_child(argv, kDescribeTimeoutS, environment);
   } catch (const std::exception& e) {
-    throw std::invalid_argument(where + e.what());
+    const std::string hint = files.python.empty() ? "" : " (set MOONSEED_PYTHON to the interpreter to use)";
+    throw std::invalid_argument(where + e.what() + hint);
   }
   const std::string err = last_lines(child.err);
   const std::string said = err.empty() ? "" : "; it said: " + err;
@@ -354,12 +410,17 @@ EnvDescription describe_env(const std::string& id, const EnvOptions& options, co
   }
   if (WIFSIGNALED(child.status)) {
     const int sig = WTERMSIG(child.status);
-    throw std::invalid_argument(where + "the plugin crashed: the process died of signal " + std::to_string(sig) +
+    throw std::invalid_argument(where + crashed + ": the process died of signal " + std::to_string(sig) +
                                 " (" + strsignal(sig) + ")" + said);
   }
   if (!WIFEXITED(child.status) || WEXITSTATUS(child.status) != 0) {
     // The child's own message names the file and says why (a refused option, a missing symbol...).
-    if (!err.empty() && WIFEXITED(child.status) && WEXITSTATUS(child.status) == 1) throw std::invalid_argument(err);
+    // The Python actor's message says why too (1: the env failed, 2: its factory cannot be imported).
+    const int code = WIFEXITED(child.status) ? WEXITSTATUS(child.status) : -1;
+    if (!err.empty() && !files.python.empty() && (code == 1 || code == 2)) {
+      throw std::invalid_argument("env.python = \"" + files.python + "\": " + err);
+    }
+    if (!err.empty() && code == 1) throw std::invalid_argument(err);
     throw std::invalid_argument(where + "it exited with code " + std::to_string(WEXITSTATUS(child.status)) + said);
   }
   if (child.out.size() > kMaxDescriptionBytes) {

@@ -5,10 +5,13 @@
 // `moonseed-actor describe-env ...`, which loads the plugin, creates one env, resets it with
 // seed 0 and prints the spec and that first observation as text (description_text); the
 // parent reads at most kMaxDescriptionBytes within kDescribeTimeoutS. A crash (a signal), a
-// timeout or a refusal is a std::invalid_argument naming the file and saying why.
+// timeout or a refusal is a std::invalid_argument naming the file and saying why. A Python env
+// (files.python) is described the same way by `python3 -m moonseed.actor --env MODULE:FUNCTION
+// --describe` (python_actor_command), whose text comes from the same C++ code.
 //
 // The child is the `moonseed-actor` beside the running binary (/proc/self/exe), or the one
-// $MOONSEED_ACTOR_BINARY names (tests, unusual installs).
+// $MOONSEED_ACTOR_BINARY names (tests, unusual installs); the Python package is the
+// `python/` directory beside that binary (a build directory's BUILD/python).
 //
 // Thread-safety: free functions; describe_env may run on any thread (it waits for its child).
 #pragma once
@@ -36,6 +39,20 @@ EnvDescription describe_env(const std::string& id, const EnvOptions& options, co
 
 // In this process, whatever the source (what the child runs): make_env, then reset(seed 0).
 EnvDescription describe_here(const std::string& id, const EnvOptions& options, const EnvFiles& files);
+
+// The Python interpreter Moonseed runs: $MOONSEED_PYTHON when set, else Debian's /usr/bin/python3
+// (never the first python3 on PATH: on some machines that one has no numpy). cmake/python.cmake
+// applies the same rule to the tests.
+std::string python_interpreter();
+
+// How to start a Python actor for files.python: argv = {interpreter, "-m", "moonseed.actor", "--env",
+// MODULE:FUNCTION}, and NAME=VALUE pairs to add to the inherited environment: PYTHONPATH = the
+// moonseed package's directory, files.python_path, then any PYTHONPATH inherited.
+struct PythonCommand {
+  std::vector<std::string> argv;
+  std::vector<std::string> environment;
+};
+PythonCommand python_actor_command(const EnvFiles& files);
 
 // The text form the child prints, and back; parse_description throws std::invalid_argument
 // on text that is not one (its spec gets `id`).

@@ -59,11 +59,19 @@ using EnvOptions = std::vector<std::pair<std::string, double>>;
 // relative to the working directory (the experiment loader resolves the script's relative
 // ones). Only MuJoCo/Model-v0 reads `model`; any other id refuses one. `plugin` names a C
 // plugin (envs/plugin_env.h, docs/env-plugins.md) that serves the id instead of a built-in env.
+// `python` names a Python factory, MODULE:FUNCTION, that Python actors run (docs/python-actors.md);
+// make_env refuses it (a Python env never runs in a C++ process), describe_env asks a Python child.
 struct EnvFiles {
   std::string model;
   std::string plugin = {};  // "" = a built-in env (a default: EnvFiles{model} stays valid)
+  std::string python = {};  // "" = not a Python env
+  // Where Python looks for `python`'s module before its own path: absolute directories joined
+  // with ':' (env.python_path as the loader resolved it). Not sent to actors.
+  std::string python_path = {};
 
-  bool operator==(const EnvFiles& o) const { return model == o.model && plugin == o.plugin; }
+  bool operator==(const EnvFiles& o) const {
+    return model == o.model && plugin == o.plugin && python == o.python && python_path == o.python_path;
+  }
   bool operator!=(const EnvFiles& o) const { return !(*this == o); }
 };
 

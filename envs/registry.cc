@@ -264,6 +264,11 @@ const std::vector<BuiltinEnv>& builtin_envs() {
 }  // namespace
 
 std::unique_ptr<Env> make_env(const std::string& id, const EnvOptions& options, const EnvFiles& files) {
+  if (!files.python.empty()) {
+    throw std::invalid_argument("env \"" + id + "\" is a Python env (env.python = \"" + files.python +
+                                "\"): it runs only in Python actors (python3 -m moonseed.actor), not in "
+                                "moonseed-actor or the learner (docs/python-actors.md)");
+  }
   if (!files.plugin.empty()) {
     if (!files.model.empty()) {
       throw std::invalid_argument("make_env(\"" + id + "\"): env.model is read only by " + MujocoEnv::kModelId +

@@ -99,6 +99,7 @@ void read_welcome(wire::Welcome::Reader r, Welcome& out) {
   out.payload.assign(reinterpret_cast<const char*>(payload.begin()), payload.size());
   read_text(r.getEnvModel(), out.env_files.model);
   read_text(r.getEnvPlugin(), out.env_files.plugin);
+  read_text(r.getEnvPython(), out.env_files.python);
   read_text(r.getEnvWrappers(), out.env_wrappers);
 }
 

@@ -129,7 +129,8 @@ size_t estimate_words(const Welcome& m) {
                  space_words(m.env_spec.action);
   for (const auto& option : m.env_options) words += 3 + blob_words(option.first.size());
   return words + blob_words(m.payload.size()) + blob_words(m.env_files.model.size()) +
-         blob_words(m.env_files.plugin.size()) + blob_words(m.env_wrappers.size());
+         blob_words(m.env_files.plugin.size()) +
+         blob_words(m.env_files.python.size()) + blob_words(m.env_wrappers.size());
 }
 
 size_t estimate_words(const StepBatch& m) {
@@ -180,6 +181,7 @@ void build(const Welcome& m, wire::Frame::Builder frame) {
   b.setPayload(bytes_of(m.payload));
   b.setEnvModel(text_of(m.env_files.model));
   b.setEnvPlugin(text_of(m.env_files.plugin));
+  b.setEnvPython(text_of(m.env_files.python));
   b.setEnvWrappers(text_of(m.env_wrappers));
 }
 

@@ -42,7 +42,7 @@ struct Welcome {
   // T of its steps, at the learner's unroll boundaries. 0: at once.
   uint32_t unroll_length = 0;
   std::string payload;       // the config of `config_version`, as ConfigUpdate::payload
-  envs::EnvFiles env_files;  // make_env's files (env.model, env.plugin), as paths on the learner's host
+  envs::EnvFiles env_files;  // env.model, env.plugin (paths on the learner's host), env.python (not python_path)
   // env.wrappers in envs::wrapper_list_text's form ("" = none): the actor parses it
   // (envs::parse_wrapper_list) and wraps its envs; env_spec is already the wrapped spec.
   std::string env_wrappers;

@@ -62,7 +62,7 @@ struct Welcome {
   payload @10 :Data;  # as ConfigUpdate.payload
   envModel @11 :Text;  # env.model: the model file the env loads ("" = none; absent from older peers)
   envPlugin @12 :Text;  # env.plugin: the C plugin the actors load ("" = a built-in env; absent from older peers)
-  envPython @13 :Text;  # env.python (part 2 of issue 21); unused until it lands
+  envPython @13 :Text;  # env.python: MODULE:FUNCTION Python actors run ("" = not a Python env; absent from older peers)
   envWrappers @14 :Text;  # env.wrappers as envs::wrapper_list_text ("" = none; absent from older peers)
 }
 

@@ -88,24 +88,38 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
     report(problem.fields, problem.message);
   }
 
+  const engine::EnvConfig& env_config = config.env;
+  if (!env_config.python.empty() && (!env_config.plugin.empty() || !env_config.model.empty())) {
+    report({"env.python"}, "env.python = " + base::lua_quote(env_config.python) + " makes the env itself: " +
+                               (env_config.plugin.empty() ? "env.model" : "env.plugin") +
+                               " belongs to another kind of env; set one of them");
+    return;
+  }
+  if (env_config.python.empty() && !env_config.python_path.empty()) {
+    report({"env.python_path"}, "env.python_path is where env.python's module is found, and env.python is not set");
+    return;
+  }
   const std::vector<std::string> ids = envs::env_ids();
-  // A plugin serves ids of its own: it says itself which it refuses.
-  if (config.env.plugin.empty() && std::find(ids.begin(), ids.end(), config.env.id) == ids.end()) {
+  // A plugin or a Python env serves ids of its own: it says itself which it refuses.
+  if (env_config.plugin.empty() && env_config.python.empty() &&
+      std::find(ids.begin(), ids.end(), config.env.id) == ids.end()) {
     const std::string close = base::closest_name(config.env.id, ids);
     report({"env.id"}, "unknown environment " + base::lua_quote(config.env.id) +
                            (close.empty() ? "" : "; did you mean " + base::lua_quote(close) + "?") +
                            " (known: " + base::join(ids) + ")");
     return;
   }
-  // A plugin env is described by a child process (envs/describe.h): the loader never loads it.
+  // A plugin or Python env is described by a child process (envs/describe.h): the loader never loads it.
   envs::EnvDescription env;
   try {
-    env = envs::describe_env(config.env.id, config.env.options, {config.env.model, config.env.plugin});
+    env = envs::describe_env(config.env.id, config.env.options, envs::EnvFiles{env_config.model, env_config.plugin, env_config.python, env_config.python_path});
   } catch (const std::invalid_argument& e) {
-    if (config.env.plugin.empty()) {
-      report({"env.options", "env.model", "env.id"}, e.what());
-    } else {
+    if (!env_config.python.empty()) {
+      report({"env.python", "env.options", "env.id"}, e.what());
+    } else if (!env_config.plugin.empty()) {
       report({"env.plugin", "env.options", "env.id"}, e.what());
+    } else {
+      report({"env.options", "env.model", "env.id"}, e.what());
     }
     return;
   }

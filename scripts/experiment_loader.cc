@@ -1,7 +1,9 @@
 #include "scripts/experiment_loader.h"
 
+#include <algorithm>
 #include <filesystem>
 
+#include "base/text.h"
 #include "engine/config/schema.h"
 #include "engine/config/values.h"
 #include "scripts/assigned_fields.h"
@@ -47,12 +49,28 @@ engine::ExperimentConfig resolve(const AssignedFields& values, std::vector<Confi
   return config;
 }
 
-// env.model and env.plugin relative to the script's directory, so that the learner and its actors (started
+// env.model, env.plugin (and env.python_path's entries) relative to the script's directory, so that the learner and its actors (started
 // anywhere) read the file the script names.
 std::string resolve_against_script(const std::string& script, const std::string& file) {
   if (file.empty() || std::filesystem::path(file).is_absolute()) return file;
   const std::filesystem::path dir = std::filesystem::absolute(script).parent_path();
   return (dir / file).lexically_normal().string();
+}
+
+// env.python's module search path: the script's directory, then env.python_path's entries (':'-separated)
+// resolved against it; "" when the env is not a Python one (python_path alone is refused later).
+std::string python_search_path(const engine::EnvConfig& env, const std::string& script) {
+  if (env.python.empty()) return env.python_path;
+  std::vector<std::string> dirs = {std::filesystem::absolute(script).parent_path().lexically_normal().string()};
+  size_t start = 0;
+  while (start <= env.python_path.size()) {
+    size_t end = env.python_path.find(':', start);
+    if (end == std::string::npos) end = env.python_path.size();
+    const std::string entry = resolve_against_script(script, env.python_path.substr(start, end - start));
+    if (!entry.empty() && std::find(dirs.begin(), dirs.end(), entry) == dirs.end()) dirs.push_back(entry);
+    start = end + 1;
+  }
+  return base::join(dirs, ":");
 }
 
 }  // namespace
@@ -73,6 +91,7 @@ LoadedExperiment load_experiment_sources(const std::string& path, const std::vec
   engine::ExperimentConfig config = resolve(values, &issues);
   config.env.model = resolve_against_script(path, config.env.model);
   config.env.plugin = resolve_against_script(path, config.env.plugin);
+  config.env.python_path = python_search_path(config.env, path);
   if (reader.reward_shaping()) config.reward_shaping = *reader.reward_shaping();
   // Rules between fields mean something only once each field is valid.
   if (issues.empty()) check_cross_field(config, path, values, &issues);

@@ -180,6 +180,10 @@ int env_make(lua_State* L) {
         return luaL_argerror(L, 2, "ms.env.make runs built-in envs only, in this process; a plugin env "
                                    "(env.plugin) runs only in actors (docs/env-plugins.md)");
       }
+      if (lua_type(L, -2) == LUA_TSTRING && std::string(lua_tostring(L, -2)) == "python") {
+        return luaL_argerror(L, 2, "ms.env.make runs built-in envs only, in this process; a Python env "
+                                   "(env.python) runs only in Python actors (docs/python-actors.md)");
+      }
       if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TNUMBER) {
         return luaL_argerror(L, 2, "options must map names to numbers, e.g. {max_episode_steps = 200}");
       }

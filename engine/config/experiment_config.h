@@ -22,6 +22,13 @@ struct EnvConfig {
   // A C env plugin (envs::EnvFiles::plugin, docs/env-plugins.md) that serves `id`; "" = a
   // built-in env. Made absolute like `model`.
   std::string plugin;
+  // A Python env factory, MODULE:FUNCTION (envs::EnvFiles::python, docs/python-actors.md); "" = not a
+  // Python env. Python actors call it; the learner asks a Python child for the spec.
+  std::string python;
+  // (The four make envs::EnvFiles{model, plugin, python, python_path}.)
+  // Where that module is found: the loader makes this the script's directory followed by the
+  // script's env.python_path entries, absolute (':'-separated); "" without env.python.
+  std::string python_path;
   // Wrappers the actors apply to every env, the first listed innermost (envs/wrappers/wrappers.h,
   // docs/env-wrappers.md); the learner builds its model for the wrapped spec.
   envs::WrapperList wrappers;

@@ -138,6 +138,30 @@ std::string non_empty_rule(const FieldValue& v) {
   return std::get<std::string>(v).empty() ? "expected a non-empty string" : "";
 }
 
+// "" or MODULE:FUNCTION with Python's dotted names (what `python3 -m moonseed.actor --env` takes).
+std::string python_factory_rule(const FieldValue& v) {
+  const std::string& s = std::get<std::string>(v);
+  if (s.empty()) return "";
+  const size_t colon = s.find(':');
+  auto dotted_name = [](const std::string& n) {
+    if (n.empty() || n.front() == '.' || n.back() == '.' || n.find("..") != std::string::npos) return false;
+    for (size_t i = 0; i < n.size(); ++i) {
+      const char c = n[i];
+      const bool word_start = i == 0 || n[i - 1] == '.';
+      if (c == '.') continue;
+      if (!(std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+            (!word_start && std::isdigit(static_cast<unsigned char>(c))))) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (colon == std::string::npos || !dotted_name(s.substr(0, colon)) || !dotted_name(s.substr(colon + 1))) {
+    return "expected MODULE:FUNCTION with Python names, e.g. \"myenvs:make_env\" or \"pkg.mod:make_env\"";
+  }
+  return "";
+}
+
 std::vector<FieldSchema> build_schema() {
   constexpr ReloadClass kHot = ReloadClass::kHot;
   constexpr ReloadClass kRestart = ReloadClass::kRestart;
@@ -155,7 +179,7 @@ std::vector<FieldSchema> build_schema() {
               "owner only (umask 077)"),
 
       string(MOONSEED_FIELD(env.id), {}, kRestart,
-             "Gymnasium id of a built-in environment, or the id a plugin serves (env.plugin)"),
+             "Gymnasium id of a built-in environment, or the name of a plugin (env.plugin) or Python (env.python) env"),
       number_map(MOONSEED_FIELD(env.options), kRestart,
                  "options passed to the environment by name, e.g. {max_episode_steps = 200}"),
       string(MOONSEED_FIELD(env.model), {}, kRestart,
@@ -164,6 +188,13 @@ std::vector<FieldSchema> build_schema() {
       string(MOONSEED_FIELD(env.plugin), {}, kRestart,
              "a C env plugin (a shared library, docs/env-plugins.md) that serves env.id instead of a built-in "
              "env; a relative path is resolved against the script's directory; \"\" = none"),
+      with_rule(string(MOONSEED_FIELD(env.python), {}, kRestart,
+                       "a Python env factory, MODULE:FUNCTION, that Python actors call to make each env "
+                       "(docs/python-actors.md); env.id then only names it; \"\" = none"),
+                "MODULE:FUNCTION", python_factory_rule),
+      string(MOONSEED_FIELD(env.python_path), {}, kRestart,
+             "directories, ':'-separated, where Python looks for env.python's module after the script's own "
+             "directory; relative ones are resolved against the script's directory"),
       wrapper_list(MOONSEED_FIELD(env.wrappers), kRestart,
                    "wrappers the actors apply to every env, first listed innermost: {ms.wrap.frame_stack(4), "
                    "ms.wrap.time_limit(1000), ...}; the model sees the wrapped spec (docs/env-wrappers.md)"),
@@ -331,7 +362,7 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [name, algo, seed, runs_dir, group_access, env, model, vtrace, r2d2, optimizer, topology, inference,
                           learner, stop, log, checkpoint, record, warm_start, schedules, reward_shaping] = c;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
-  [[maybe_unused]] auto& [env_id, env_options, env_model, env_plugin, env_wrappers] = c.env;
+  [[maybe_unused]] auto& [env_id, env_options, env_model, env_plugin, env_python, env_python_path, env_wrappers] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;
   [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost] = c.vtrace;
   [[maybe_unused]] auto& [burn_in, trace, period, n_step, r2d2_gamma, eta, rescale_eps, target_period, r2d2_batch,

@@ -256,6 +256,7 @@ rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
   w.env_options = config_.env.options;
   w.env_files.model = config_.env.model;
   w.env_files.plugin = config_.env.plugin;
+  w.env_files.python = config_.env.python;  // python_path is the learner host's: not sent
   w.env_wrappers = envs::wrapper_list_text(config_.env.wrappers);
   w.env_spec = spec_;
   w.num_envs = static_cast<uint32_t>(config_.topology.envs_per_actor);

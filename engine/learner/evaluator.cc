@@ -24,6 +24,11 @@ Evaluation play_episodes(const EnvConfig& env_config, const envs::EnvSpec& spec,
                                 env_config.plugin + "\"): evaluation needs a built-in env; watch the training "
                                 "returns instead (docs/env-plugins.md)");
   }
+  if (!env_config.python.empty()) {
+    throw std::invalid_argument("evaluate: runs envs in the learner's process, which never runs Python env code "
+                                "(env.python = \"" + env_config.python + "\"): evaluation needs a built-in env; "
+                                "watch the training returns instead (docs/python-actors.md)");
+  }
   const size_t n = static_cast<size_t>(episodes);
   const bool uint8_obs = spec.observation.dtype == envs::DType::kUInt8;
   std::vector<int64_t> shape = {episodes};

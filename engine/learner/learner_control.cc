@@ -15,7 +15,7 @@ envs::EnvSpec checked_spec(const ExperimentConfig& config) {
   check_config(config);
   // A plugin env is described by a child process: user code never runs in the learner's.
   return envs::wrapped_spec(
-      envs::describe_env(config.env.id, config.env.options, {config.env.model, config.env.plugin}).spec,
+      envs::describe_env(config.env.id, config.env.options, envs::EnvFiles{config.env.model, config.env.plugin, config.env.python, config.env.python_path}).spec,
       config.env.wrappers);
 }
 

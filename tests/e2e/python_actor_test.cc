@@ -43,12 +43,14 @@ std::vector<double> cartpole_step(const float obs[4], int32_t action) {
 class PythonActor : public ::testing::Test {
  protected:
   // A CartPole-v1 run of kEnvs envs (with `options`); even envs always push right, odd ones left.
-  void start_learner(envs::EnvOptions options = {}) {
+  // `python`: the run's env.python, as the Welcome carries it ("" = a built-in env).
+  void start_learner(envs::EnvOptions options = {}, const std::string& python = "") {
     dir_ = make_temp_dir("moonseed-python-actor");
     rpc::Welcome w;
     w.run_id = "python-actor";
     w.env_id = "CartPole-v1";
     w.env_options = std::move(options);
+    w.env_files.python = python;
     w.env_spec = envs::make_env("CartPole-v1")->spec();
     w.num_envs = kEnvs;
     w.num_groups = 2;
@@ -67,7 +69,8 @@ class PythonActor : public ::testing::Test {
     ::setenv("PYTHONPATH", (std::string(MOONSEED_BUILD_DIR) + "/python:" + MOONSEED_SOURCE_DIR + "/tests/python").c_str(),
              1);
     std::vector<std::string> argv = {MOONSEED_PYTHON, "-m", "moonseed.actor", "--connect", address_,
-                                     "--env", "numpy_envs:" + factory, "--reconnect-for", "5"};
+                                     "--reconnect-for", "5"};
+    if (!factory.empty()) argv.insert(argv.end(), {"--env", "numpy_envs:" + factory});
     argv.insert(argv.end(), args.begin(), args.end());
     log_ = dir_ + "/actor.log";
     return std::make_unique<ChildProcess>(argv, log_);
@@ -167,6 +170,27 @@ TEST_F(PythonActor, AnEnvCountThatIsNotTheLearnersIsRefusedSayingWhichToUse) {
   auto actor = start_actor("cartpole", {"--envs", "3"});
   EXPECT_EQ(actor->wait(60), 1);
   EXPECT_NE(read_file(log_).find("started with --envs 3 but the learner runs 4 envs per actor"), std::string::npos)
+      << read_file(log_);
+}
+
+TEST_F(PythonActor, WithoutEnvItRunsTheLearnersEnvPythonWithItsOptions) {
+  // What `moonseed run` names in env.python reaches the actor in the Welcome: no --env needed.
+  start_learner({{"fail_at_step", 3}}, "numpy_envs:cartpole");
+  auto actor = start_actor("");
+  ASSERT_TRUE(learner_->wait_for_steps(12)) << read_file(log_);
+  learner_->bye();
+  EXPECT_EQ(actor->wait(30), 0) << read_file(log_);
+  // The options reached numpy_envs.cartpole too: its 3rd steps raised.
+  EXPECT_FALSE(learner_->notices().empty()) << read_file(log_);
+}
+
+TEST_F(PythonActor, WithoutEnvAndWithABuiltInEnvItSaysWhatToGive) {
+  start_learner();
+  auto actor = start_actor("");
+  EXPECT_EQ(actor->wait(60), 1);
+  EXPECT_NE(read_file(log_).find("the learner's env 'CartPole-v1' is not a Python env (its experiment sets no "
+                                  "env.python): give this actor --env MODULE:FUNCTION, or run moonseed-actor"),
+            std::string::npos)
       << read_file(log_);
 }
 

@@ -69,6 +69,70 @@ TEST_F(DescribeEnv, AMissingPluginOrActorBinaryIsNamed) {
                   "(/nonexistent/moonseed-actor describe-env) failed: cannot run /nonexistent/moonseed-actor");
 }
 
+// env.python: the spec from `python3 -m moonseed.actor --describe`, the package found beside the actor
+// binary and the module on files.python_path.
+EnvFiles python_env(const std::string& factory) {
+  EnvFiles files;
+  files.python = "numpy_envs:" + factory;
+  files.python_path = MOONSEED_SOURCE_DIR "/tests/python";
+  return files;
+}
+
+class DescribePythonEnv : public DescribeEnv {
+ protected:
+  void SetUp() override {
+    DescribeEnv::SetUp();
+    ::setenv("MOONSEED_PYTHON", MOONSEED_PYTHON, 1);
+  }
+  void TearDown() override {
+    ::unsetenv("MOONSEED_PYTHON");
+    DescribeEnv::TearDown();
+  }
+};
+
+TEST_F(DescribePythonEnv, APythonEnvIsDescribedByAPythonChildWithItsSpecAndSeededFirstObservation) {
+  const EnvDescription d = describe_env("CartPole-v1", {}, python_env("cartpole"));
+  // numpy_envs.cartpole has Moonseed's CartPole-v1 spaces and limit, and draws its seeded reset
+  // from the same generator: the learner sees the built-in env's exact description.
+  auto own = make_env("CartPole-v1");
+  EXPECT_EQ(d.spec, own->spec()) << d.spec.describe();
+  std::vector<uint8_t> first(16);
+  own->reset(uint64_t{0}, first.data());
+  EXPECT_EQ(d.first_observation, first);
+}
+
+TEST_F(DescribePythonEnv, WhatTheEnvPrintsToStdoutDoesNotCorruptTheDescription) {
+  EXPECT_EQ(describe_env("CartPole-v1", {}, python_env("chatty_cartpole")).spec, make_env("CartPole-v1")->spec());
+}
+
+TEST_F(DescribePythonEnv, FailuresNameTheFactoryAndSayWhy) {
+  // The factory raises (numpy_envs.cartpole refuses an option it does not take).
+  expect_contains(error_text([] { describe_env("X-v0", {{"speed", 2}}, python_env("cartpole")); }),
+                  "env.python = \"numpy_envs:cartpole\": moonseed actor: making env 0 failed: TypeError: cartpole() got an "
+                  "unexpected keyword argument 'speed'");
+  expect_contains(error_text([] { describe_env("X-v0", {}, python_env("no_such_factory")); }),
+                  "env.python = \"numpy_envs:no_such_factory\": moonseed actor: --env numpy_envs:no_such_factory: "
+                  "module numpy_envs has no no_such_factory");
+  expect_contains(error_text([] { describe_env("X-v0", {}, python_env("crashing")); }),
+                  "Python crashed: the process died of signal 11 (Segmentation fault)");
+  ::setenv("MOONSEED_PYTHON", "/nonexistent/python3", 1);
+  expect_contains(error_text([] { describe_env("X-v0", {}, python_env("cartpole")); }),
+                  "failed: cannot run /nonexistent/python3: No such file or directory (set MOONSEED_PYTHON to the "
+                  "interpreter to use)");
+}
+
+TEST_F(DescribePythonEnv, ThePythonActorCommandPutsThePackageThenTheEnvsPathFirst) {
+  ::setenv("PYTHONPATH", "/inherited", 1);
+  const PythonCommand c = python_actor_command(python_env("cartpole"));
+  ::unsetenv("PYTHONPATH");
+  const std::string actor = MOONSEED_ACTOR_BINARY;
+  EXPECT_EQ(c.argv, (std::vector<std::string>{MOONSEED_PYTHON, "-m", "moonseed.actor", "--env", "numpy_envs:cartpole"}));
+  EXPECT_EQ(c.environment, (std::vector<std::string>{"PYTHONPATH=" + actor.substr(0, actor.rfind('/')) + "/python:" +
+                                                     MOONSEED_SOURCE_DIR "/tests/python:/inherited"}));
+  ::unsetenv("MOONSEED_PYTHON");
+  EXPECT_EQ(python_interpreter(), "/usr/bin/python3");
+}
+
 TEST(EnvDescriptionText, RoundTripsEverySpaceAndRefusesOtherText) {
   EnvDescription d;
   d.spec.id = "X-v0";

@@ -85,3 +85,21 @@ def five_observations():
     env = MoonseedCartPole()
     env.observation_space = Box(-1, 1, (5,))
     return env
+
+
+def chatty_cartpole():
+    """A CartPole whose factory prints to stdout, from Python and below it (file descriptor 1): the
+    learner's description of it must not be corrupted."""
+    import os
+    import sys
+    print("chatty_cartpole: making an env")
+    sys.stdout.flush()
+    os.write(1, b"chatty_cartpole: written to fd 1\n")
+    return cartpole()
+
+
+def crashing():
+    """The interpreter dies of SIGSEGV while the factory runs (a C extension that crashes)."""
+    import os
+    import signal
+    os.kill(os.getpid(), signal.SIGSEGV)

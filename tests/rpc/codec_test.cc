@@ -71,6 +71,7 @@ void expect_same(const Welcome& a, const Welcome& b) {
   EXPECT_EQ(a.env_options, b.env_options);
   EXPECT_EQ(a.env_files.model, b.env_files.model);
   EXPECT_EQ(a.env_files.plugin, b.env_files.plugin);
+  EXPECT_EQ(a.env_files.python, b.env_files.python);
   EXPECT_EQ(a.env_wrappers, b.env_wrappers);
   EXPECT_EQ(a.env_spec.id, b.env_spec.id);
   expect_same_space(a.env_spec.observation, b.env_spec.observation);

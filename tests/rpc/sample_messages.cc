@@ -22,6 +22,7 @@ Welcome sample_welcome() {
   welcome.env_options = {{"gravity", 9.8}, {"length", 0.5}, {"sutton_barto_reward", 1.0}};
   welcome.env_files.model = "/srv/models/walker.xml";
   welcome.env_files.plugin = "/srv/plugins/libwalker.so";
+  welcome.env_files.python = "walkers.bipedal:make_env";
   welcome.env_wrappers = "frame_stack n=4;time_limit max_steps=100";
   welcome.env_spec.id = "CartPole-v1";
   welcome.env_spec.observation.kind = envs::SpaceKind::kBox;

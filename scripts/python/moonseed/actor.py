@@ -6,7 +6,8 @@ Moonseed learner through the project's own actor loop (libmoonseed_actor.so, loa
 or from code: moonseed.actor.serve(make_env, connect="unix:...").
 
 The learner's Welcome says how many envs this actor runs, their seeds and the env options;
-`make_env(**options)` (or `make_env()` when there are none) builds each one. docs/python-actors.md.
+`make_env(**options)` (or `make_env()` when there are none) builds each one. Without --env the
+actor runs the learner's own env.python (the factory `moonseed run` names). docs/python-actors.md.
 """
 import argparse
 import ctypes
@@ -30,22 +31,24 @@ class ActorError(RuntimeError):
     the learner does not expect)."""
 
 
-def load_factory(name):
-    """The callable `module:function` names (e.g. "mypkg.mymod:make_env")."""
+def load_factory(name, what="--env"):
+    """The callable `module:function` names (e.g. "mypkg.mymod:make_env"); ValueError saying why not,
+    starting with `what` (where the name came from)."""
     module_name, sep, attribute = name.partition(":")
     if not sep or not module_name or not attribute:
-        raise ValueError("--env %r: expected MODULE:FUNCTION, e.g. mypkg.mymod:make_env" % name)
+        raise ValueError("%s %r: expected MODULE:FUNCTION, e.g. mypkg.mymod:make_env" % (what, name))
     try:
         module = importlib.import_module(module_name)
     except Exception as e:
-        raise ValueError("--env %s: cannot import %s: %s: %s" % (name, module_name, type(e).__name__, e)) from None
+        raise ValueError("%s %s: cannot import %s: %s: %s (sys.path: %s)"
+                         % (what, name, module_name, type(e).__name__, e, ":".join(sys.path))) from None
     factory = module
     for part in attribute.split("."):
         factory = getattr(factory, part, None)
         if factory is None:
-            raise ValueError("--env %s: module %s has no %s" % (name, module_name, attribute))
+            raise ValueError("%s %s: module %s has no %s" % (what, name, module_name, attribute))
     if not callable(factory):
-        raise ValueError("--env %s: %s is not callable" % (name, attribute))
+        raise ValueError("%s %s: %s is not callable" % (what, name, attribute))
     return factory
 
 
@@ -78,7 +81,10 @@ class _Callbacks:
             if self.vector is not None:
                 self.vector.close()
                 self.vector = None
-            self.vector = EnvVector(_bind(self.make_env, welcome.get("options") or {}), num_envs,
+            make_env = self.make_env
+            if make_env is None:
+                make_env = self._learners_factory(welcome)
+            self.vector = EnvVector(_bind(make_env, welcome.get("options") or {}), num_envs,
                                     self.observation_space, self.action_space)
             self.keep = []
             _capi.fill_space(spec.contents.observation, self.vector.observation, self.keep)
@@ -87,6 +93,17 @@ class _Callbacks:
             return _capi.OK
         except BaseException as e:  # noqa: B902 - nothing may unwind through the C loop
             return self.fail(actor, str(e) if isinstance(e, EnvSetError) else "%s: %s" % (type(e).__name__, e))
+
+    def _learners_factory(self, welcome):
+        """serve(None, ...): the env.python the learner's Welcome names."""
+        name = welcome.get("python") or ""
+        if not name:
+            raise EnvSetError("the learner's env %r is not a Python env (its experiment sets no env.python): "
+                              "give this actor --env MODULE:FUNCTION, or run moonseed-actor" % welcome.get("env_id"))
+        try:
+            return load_factory(name, "the learner's env.python")
+        except ValueError as e:
+            raise EnvSetError(str(e)) from None
 
     def run(self, user, actor, begin, count, ops, actions, seeds, observations, rewards, flags):
         try:
@@ -122,6 +139,7 @@ class _Callbacks:
 def serve(make_env, connect, envs=None, actor_id=-1, auth_token=None, reconnect_for=60.0,
           observation_space=None, action_space=None, verbose=True):
     """Runs envs built by `make_env` for the learner at `connect` ("unix:/path" or "tcp:host:port")
+    (make_env None: the factory the learner's env.python names, imported here)
     until the learner says bye, the process gets SIGINT or SIGTERM, or the learner stays unreachable
     for `reconnect_for` seconds. `envs`: the env count this actor expects (None: the learner's).
     Spaces are read from the envs, or declared here (moonseed.spaces). Returns "bye", "stopped",
@@ -179,13 +197,43 @@ def _parse_option(text):
         raise argparse.ArgumentTypeError("%s: %r is not a number" % (key, value)) from None
 
 
+def _describe(args):
+    """--describe: the description on stdout, and nothing else there: whatever the env's module prints
+    (from Python or from C) goes to stderr."""
+    if not args.env:
+        print("moonseed actor: --describe needs --env MODULE:FUNCTION", file=sys.stderr)
+        return 2
+    sys.stdout.flush()
+    description_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        make_env = load_factory(args.env)
+    except ValueError as e:
+        print("moonseed actor: %s" % e, file=sys.stderr)
+        return 2
+    from .describe import describe
+    try:
+        text = describe(_bind(make_env, dict(args.option)))
+    except EnvSetError as e:  # says which env and call failed, with the env's own exception
+        print("moonseed actor: %s" % e, file=sys.stderr)
+        return 1
+    except Exception as e:
+        print("moonseed actor: %s: %s" % (type(e).__name__, e), file=sys.stderr)
+        return 1
+    with os.fdopen(description_fd, "w") as out:
+        out.write(text)
+    return 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python3 -m moonseed.actor",
         description="Runs Python envs for a Moonseed learner (docs/python-actors.md). Exit codes: 0 the learner "
                     "said bye or SIGINT/SIGTERM, 1 an error it cannot retry, 2 usage, 3 unreachable, 4 refused.")
     parser.add_argument("--connect", help="the learner: unix:/path/to/learner.sock or tcp:HOST:PORT")
-    parser.add_argument("--env", required=True, help="MODULE:FUNCTION that makes one env, e.g. mypkg.mymod:make_env")
+    parser.add_argument("--env", help="MODULE:FUNCTION that makes one env, e.g. mypkg.mymod:make_env "
+                                      "(default: the learner's env.python)")
     parser.add_argument("--envs", type=int, help="envs this actor expects (default: as many as the learner assigns)")
     parser.add_argument("--actor-id", type=int, default=-1, help="the actor id to ask for (default: any)")
     parser.add_argument("--auth-token-file", help="the learner's auth token, first line of FILE "
@@ -197,19 +245,15 @@ def main(argv=None):
                         help="print the env's spec for the learner and exit (what `moonseed run` asks)")
     parser.add_argument("--quiet", action="store_true", help="no connect/disconnect lines")
     args = parser.parse_args(argv)
-    try:
-        make_env = load_factory(args.env)
-    except ValueError as e:
-        print("moonseed actor: %s" % e, file=sys.stderr)
-        return 2
     if args.describe:
-        from .describe import describe
+        return _describe(args)
+    make_env = None
+    if args.env:
         try:
-            sys.stdout.write(describe(_bind(make_env, dict(args.option))))
-        except Exception as e:
-            print("moonseed actor: %s: %s" % (type(e).__name__, e), file=sys.stderr)
-            return 1
-        return 0
+            make_env = load_factory(args.env)
+        except ValueError as e:
+            print("moonseed actor: %s" % e, file=sys.stderr)
+            return 2
     if not args.connect:
         parser.error("--connect ADDRESS is required")
     try:

@@ -17,9 +17,12 @@ TEST(ConfigSchema, ReadsAndWritesEveryFieldThatCanDifferFromItsDefault) {
   std::vector<std::string> expected;
   for (const FieldSchema& f : config_schema()) {
     // The only env every build has: it cannot differ from the default, and it reads no model
-    // file and comes from no plugin (env.model and env.plugin round trip in tests/scripts/env_model_test.cc
-    // and env_plugin_test.cc).
-    if (f.path != "env.id" && f.path != "env.model" && f.path != "env.plugin") expected.push_back(f.path);
+    // file and comes from no plugin or Python (env.model, env.plugin and env.python round trip in
+    // tests/scripts/env_model_test.cc, env_plugin_test.cc and env_python_test.cc).
+    if (f.path != "env.id" && f.path != "env.model" && f.path != "env.plugin" && f.path != "env.python" &&
+        f.path != "env.python_path") {
+      expected.push_back(f.path);
+    }
   }
   expected.push_back(kRewardShapingPath);  // not a schema row: a function
   EXPECT_EQ(changed_fields(engine::ExperimentConfig{}, test::config_with_every_field_changed()), expected);
