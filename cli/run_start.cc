@@ -24,6 +24,7 @@
 #include "cli/run_report.h"
 #include "cli/version.h"
 #include "engine/learner/learner.h"
+#include "envs/describe.h"
 #include "rpc/address.h"
 #include "rpc/control_socket.h"
 #include "rpc/server.h"
@@ -265,6 +266,14 @@ void Run::start_serving() {
 
   LocalActorsOptions actor_options;
   actor_options.binary = actor_binary();
+  if (!cfg_.env.python.empty()) {
+    // Python actors: the interpreter runs moonseed.actor, which serves env.python's envs.
+    envs::PythonCommand python = envs::python_actor_command(
+        envs::EnvFiles{cfg_.env.model, cfg_.env.plugin, cfg_.env.python, cfg_.env.python_path});
+    actor_options.binary = python.argv.front();
+    actor_options.arguments.assign(python.argv.begin() + 1, python.argv.end());
+    actor_options.environment = std::move(python.environment);
+  }
   actor_options.address = address;
   actor_options.count = cfg_.topology.local_actors < 0 ? cfg_.topology.actors
                                                        : std::min(cfg_.topology.local_actors, cfg_.topology.actors);
@@ -275,7 +284,8 @@ void Run::start_serving() {
   actors_->start();
 
   std::cerr << "moonseed: run " << dir_->path() << "\n"
-            << "moonseed: " << cfg_.env.id << ", " << cfg_.topology.actors << " actors x "
+            << "moonseed: " << cfg_.env.id << (cfg_.env.python.empty() ? "" : " (Python: " + cfg_.env.python + ")")
+            << ", " << cfg_.topology.actors << (cfg_.env.python.empty() ? "" : " Python") << " actors x "
             << cfg_.topology.envs_per_actor << " envs, learner on " << address << "\n";
 }
 
