@@ -6,6 +6,9 @@
 #include "cli/auth_token.h"
 #include "cli/commands.h"
 #include "cli/run.h"
+#include "engine/config/experiment_config.h"
+#include "engine/config/schema.h"
+#include "engine/config/values.h"
 
 namespace moonseed::cli {
 namespace {
@@ -20,11 +23,15 @@ const char* kHelp =
     "topology.transport = \"tcp\"). key=value overrides any config field, typed\n"
     "by the schema, e.g. optimizer.lr=3e-4 topology.actors=4 stop.seconds=60.\n"
     "\n"
-    "The env is a built-in one (env.id) or your own, written in C: with\n"
-    "env.plugin = \"libmy_env.so\" (a shared library built against\n"
-    "include/moonseed_env.h; relative to the script) every actor loads it and\n"
-    "env.id names the env it serves. The learner never loads it: a child process\n"
-    "describes the env at load time (docs/env-plugins.md).\n"
+    "The env is a built-in one (env.id) or your own, without rebuilding Moonseed:\n"
+    "  env.plugin = \"libmy_env.so\"  a C env (a shared library built against\n"
+    "    include/moonseed_env.h): every actor loads it (docs/env-plugins.md);\n"
+    "  env.python = \"myenvs:make_env\"  a Python env: the local actors are Python\n"
+    "    processes (python3 -m moonseed.actor) that import MODULE from the script's\n"
+    "    directory or env.python_path (docs/python-actors.md).\n"
+    "Either way env.id names the env, and the learner never runs its code: a child\n"
+    "process describes the env at load time. env.wrappers wraps any of them\n"
+    "(docs/env-wrappers.md). Python is $MOONSEED_PYTHON, else /usr/bin/python3.\n"
     "\n"
     "Every run gets a directory RUNS_DIR/NAME-DATE-TIME with config.lua (the\n"
     "resolved config), metrics.jsonl (one JSON object per log tick), checkpoints/\n"
@@ -53,7 +60,21 @@ const char* kHelp =
     "than loopback) refuses to start without a token unless given --insecure.\n"
     "\n"
     "The run stops at the first of stop.frames, stop.seconds or stop.return_mean\n"
-    "(mean return over the last 100 episodes, once 100 episodes have ended).\n";
+    "(mean return over the last 100 episodes, once 100 episodes have ended).\n"
+    "\n"
+    "Config fields, with their defaults and reload class (docs/config.md has their\n"
+    "types and limits too):\n";
+
+// Every field of the schema: "  path = default  (reload) doc", so the help never lags the schema.
+std::string field_help() {
+  const engine::ExperimentConfig defaults;
+  std::string out;
+  for (const engine::FieldSchema& f : engine::config_schema()) {
+    out += "  " + f.path + " = " + engine::lua_literal(f.get(defaults)) + "  (" + engine::reload_name(f.reload) +
+           ") " + f.doc + "\n";
+  }
+  return out;
+}
 
 RunOptions parse(const Args& args) {
   RunOptions out;
@@ -99,6 +120,7 @@ RunOptions parse(const Args& args) {
 int run_command(const Args& args) {
   if (wants_help(args)) {
     std::fputs(kHelp, stdout);
+    std::fputs(field_help().c_str(), stdout);
     return 0;
   }
   Run run(parse(args));
