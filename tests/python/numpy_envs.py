@@ -71,7 +71,11 @@ class MoonseedCartPole(NumpyCartPole):
 
 def cartpole(fail_at_step=None, fail_reset=0):
     """A CartPole-v1 for a learner of that id; `fail_at_step`: its step of that number (counted over
-    its life) raises; `fail_reset`: every reset raises."""
+    its life) raises; `fail_reset`: every reset raises. Options arrive as floats, whether from the
+    learner's Welcome or from --describe's --option: anything else is a bug this catches."""
+    for name, value in (("fail_at_step", fail_at_step), ("fail_reset", fail_reset)):
+        if value not in (None, 0) and not isinstance(value, float):
+            raise TypeError("option %s arrived as %s, not float" % (name, type(value).__name__))
     env = MoonseedCartPole(fail_at_step=None if fail_at_step is None else int(fail_at_step))
     if fail_reset:
         def reset(seed=None, options=None):

@@ -84,7 +84,9 @@ class _Callbacks:
             make_env = self.make_env
             if make_env is None:
                 make_env = self._learners_factory(welcome)
-            self.vector = EnvVector(_bind(make_env, welcome.get("options") or {}), num_envs,
+            # Lua numbers are doubles: every option is a float, as with --describe's --option.
+            options = {key: float(value) for key, value in (welcome.get("options") or {}).items()}
+            self.vector = EnvVector(_bind(make_env, options), num_envs,
                                     self.observation_space, self.action_space)
             self.keep = []
             _capi.fill_space(spec.contents.observation, self.vector.observation, self.keep)
