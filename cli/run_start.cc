@@ -268,8 +268,7 @@ void Run::start_serving() {
   actor_options.binary = actor_binary();
   if (!cfg_.env.python.empty()) {
     // Python actors: the interpreter runs moonseed.actor, which serves env.python's envs.
-    envs::PythonCommand python = envs::python_actor_command(
-        envs::EnvFiles{cfg_.env.model, cfg_.env.plugin, cfg_.env.python, cfg_.env.python_path});
+    envs::PythonCommand python = envs::python_actor_command(engine::env_files(cfg_.env));
     actor_options.binary = python.argv.front();
     actor_options.arguments.assign(python.argv.begin() + 1, python.argv.end());
     actor_options.environment = std::move(python.environment);

@@ -181,22 +181,21 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
   write_archive_atomically(archive, path, "checkpoint");
 }
 
-Counters load_checkpoint(const std::string& path, torch::nn::Module& model,
-                         torch::optim::Optimizer& optimizer) {
+namespace {
+
+// The checkpoint's archive, loaded onto `device`, after its format is checked.
+torch::serialize::InputArchive open_checkpoint(const std::string& path, c10::optional<torch::Device> device) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw CheckpointError("checkpoint not found: " + path);
   }
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path, device_of(model));
+    archive.load_from(path, device);
   } catch (const c10::Error& e) {
     throw CheckpointError("checkpoint " + path +
                           " cannot be read (truncated or corrupt): " + short_reason(e));
   }
-
-  Counters counters;
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> pairs;
   try {
     c10::IValue format;
     if (!archive.try_read(kFormatKey, format) || !format.isInt()) {
@@ -207,6 +206,45 @@ Counters load_checkpoint(const std::string& path, torch::nn::Module& model,
                             std::to_string(format.toInt()) + ", this build reads format " +
                             std::to_string(kFormatVersion));
     }
+  } catch (const c10::Error& e) {
+    throw CheckpointError("checkpoint " + path + " is corrupt: " + short_reason(e));
+  }
+  return archive;
+}
+
+// The run's counters (c10::Error escapes for a corrupt file).
+Counters read_counters(torch::serialize::InputArchive& archive) {
+  Counters counters;
+  c10::IValue value;
+  archive.read("optimizer_steps", value);
+  counters.optimizer_steps = value.toInt();
+  archive.read("frames", value);
+  counters.frames = value.toInt();
+  archive.read("episodes", value);
+  counters.episodes = value.toInt();
+  archive.read("elapsed_s", value);
+  counters.elapsed_s = value.toDouble();
+  // Added later in format 1: older checkpoints lack them and start these counters at 0.
+  if (archive.try_read("trained_frames", value)) counters.trained_frames = value.toInt();
+  if (archive.try_read("eval_episodes", value)) counters.eval_episodes = value.toInt();
+  // Older checkpoints did not tell training time from wall time: their wall time stands in.
+  counters.train_s = archive.try_read("train_s", value) ? value.toDouble() : counters.elapsed_s;
+  return counters;
+}
+
+void copy_saved(const std::vector<std::pair<torch::Tensor, torch::Tensor>>& pairs) {
+  torch::NoGradGuard no_grad;
+  for (const auto& [current, saved] : pairs) current.copy_(saved);
+}
+
+}  // namespace
+
+Counters load_checkpoint(const std::string& path, torch::nn::Module& model,
+                         torch::optim::Optimizer& optimizer) {
+  torch::serialize::InputArchive archive = open_checkpoint(path, device_of(model));
+  Counters counters;
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> pairs;
+  try {
     c10::IValue value;
     archive.read("optimizer_kind", value);
     const std::string saved_kind = value.toStringRef();
@@ -215,19 +253,7 @@ Counters load_checkpoint(const std::string& path, torch::nn::Module& model,
                             " optimizer state but the optimizer is " +
                             optimizer_kind(optimizer));
     }
-    archive.read("optimizer_steps", value);
-    counters.optimizer_steps = value.toInt();
-    archive.read("frames", value);
-    counters.frames = value.toInt();
-    archive.read("episodes", value);
-    counters.episodes = value.toInt();
-    archive.read("elapsed_s", value);
-    counters.elapsed_s = value.toDouble();
-    // Added later in format 1: older checkpoints lack them and start these counters at 0.
-    if (archive.try_read("trained_frames", value)) counters.trained_frames = value.toInt();
-    if (archive.try_read("eval_episodes", value)) counters.eval_episodes = value.toInt();
-    // Older checkpoints did not tell training time from wall time: their wall time stands in.
-    counters.train_s = archive.try_read("train_s", value) ? value.toDouble() : counters.elapsed_s;
+    counters = read_counters(archive);
 
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
@@ -241,9 +267,31 @@ Counters load_checkpoint(const std::string& path, torch::nn::Module& model,
   } catch (const c10::Error& e) {
     throw CheckpointError("checkpoint " + path + " is corrupt: " + short_reason(e));
   }
+  copy_saved(pairs);
+  return counters;
+}
 
-  torch::NoGradGuard no_grad;
-  for (auto& [current, saved] : pairs) current.copy_(saved);
+Counters load_checkpoint_model(const std::string& path, torch::nn::Module& model, const std::string& part) {
+  torch::serialize::InputArchive archive = open_checkpoint(path, device_of(model));
+  Counters counters;
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> pairs;
+  try {
+    counters = read_counters(archive);
+    torch::serialize::InputArchive model_archive;
+    archive.read("model", model_archive);
+    if (part.empty()) {
+      match_module(model, model_archive, "", path, pairs);
+    } else {
+      torch::serialize::InputArchive part_archive;
+      if (!model_archive.try_read(part, part_archive)) {
+        throw CheckpointError("checkpoint " + path + " does not fit this model: it has no submodule " + part);
+      }
+      match_module(model, part_archive, part + ".", path, pairs);
+    }
+  } catch (const c10::Error& e) {
+    throw CheckpointError("checkpoint " + path + " is corrupt: " + short_reason(e));
+  }
+  copy_saved(pairs);
   return counters;
 }
 

@@ -57,4 +57,9 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
 Counters load_checkpoint(const std::string& path, torch::nn::Module& model,
                          torch::optim::Optimizer& optimizer);
 
+// The model's parameters and buffers alone (no optimizer: `moonseed export`),
+// from the saved model or, with `part`, from its submodule of that name (R2D2's
+// "online"). Errors and guarantees as load_checkpoint.
+Counters load_checkpoint_model(const std::string& path, torch::nn::Module& model, const std::string& part = "");
+
 }  // namespace moonseed::engine

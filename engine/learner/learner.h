@@ -28,6 +28,7 @@
 #include "engine/config/experiment_config.h"
 #include "engine/learner/actor_event.h"
 #include "engine/learner/stats.h"
+#include "envs/env.h"
 #include "envs/spec.h"
 
 namespace moonseed::rpc {
@@ -35,6 +36,12 @@ class ActorService;
 }  // namespace moonseed::rpc
 
 namespace moonseed::engine {
+
+// The files the config's env reads besides its id and options (envs::EnvFiles).
+envs::EnvFiles env_files(const EnvConfig& env);
+// The env's spec as the learner's model sees it: described (a plugin or Python env by a child
+// process, envs/describe.h), then wrapped by env.wrappers. std::invalid_argument as describe_env.
+envs::EnvSpec model_env_spec(const ExperimentConfig& config);
 
 class Learner {
  public:

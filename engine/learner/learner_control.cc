@@ -13,13 +13,18 @@ namespace {
 // (engine/config/config_problems.h): a config built in C++ skips the loader.
 envs::EnvSpec checked_spec(const ExperimentConfig& config) {
   check_config(config);
-  // A plugin env is described by a child process: user code never runs in the learner's.
-  return envs::wrapped_spec(
-      envs::describe_env(config.env.id, config.env.options, envs::EnvFiles{config.env.model, config.env.plugin, config.env.python, config.env.python_path}).spec,
-      config.env.wrappers);
+  return model_env_spec(config);
 }
 
 }  // namespace
+
+envs::EnvFiles env_files(const EnvConfig& env) { return {env.model, env.plugin, env.python, env.python_path}; }
+
+envs::EnvSpec model_env_spec(const ExperimentConfig& config) {
+  // A plugin or Python env is described by a child process: user code never runs in the learner's.
+  return envs::wrapped_spec(envs::describe_env(config.env.id, config.env.options, env_files(config.env)).spec,
+                            config.env.wrappers);
+}
 
 Learner::Learner(const ExperimentConfig& config, std::string run_id) : spec_(checked_spec(config)) {
   torch::manual_seed(config.seed);
