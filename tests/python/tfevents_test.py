@@ -121,8 +121,9 @@ class TfEventsTest(unittest.TestCase):
         return dirs[0] if len(dirs) == 1 else None
 
     def start(self, *args):
-        log = open(os.path.join(self.dir, "run.log"), "ab")
-        return subprocess.Popen([MOONSEED, "run", *args], stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        with open(os.path.join(self.dir, "run.log"), "ab") as log:
+            return subprocess.Popen([MOONSEED, "run", *args], stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
 
     def log_text(self):
         with open(os.path.join(self.dir, "run.log"), errors="replace") as f:
