@@ -24,6 +24,7 @@
 #include "cli/progress.h"
 #include "cli/run_control.h"
 #include "cli/run_report.h"
+#include "cli/tensorboard_sink.h"
 #include "engine/config/schedule.h"
 #include "engine/learner/learner.h"
 #include "rpc/control_socket.h"
@@ -218,6 +219,7 @@ void Run::log_tick(double now) {
   report_record_off(s, elapsed);
   // A row that cannot be written is dropped; MetricsLog says so once per outage.
   metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
+  if (tensorboard_) tensorboard_->flush();  // this tick's rows and events, fsync'd
   progress_->update(elapsed, s, fps, cfg_.topology.actors);
 
   check_stop_rules(s, live);
@@ -323,6 +325,7 @@ int Run::finish() {
                    actors_->restarts());
   stop_row.add("event", "stop").add("reason", stop_reason_);
   metrics_->append(stop_row);
+  if (tensorboard_) tensorboard_->flush();
   print_summary(final_stats, elapsed);
   return code;
 }

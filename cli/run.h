@@ -54,6 +54,7 @@ class LocalActors;
 class Progress;
 class RunControl;
 class SignalWaiter;
+class TensorboardSink;
 
 // What the command line asks of a run.
 struct RunOptions {
@@ -118,6 +119,7 @@ class Run {
   // Declared in the order setup() makes them; ~Run() takes them down in reverse.
   std::unique_ptr<SignalWaiter> signals_;
   std::unique_ptr<engine::Learner> learner_;
+  std::unique_ptr<TensorboardSink> tensorboard_;  // log.tensorboard: metrics_ hands it every row
   std::unique_ptr<engine::MetricsLog> metrics_;
   std::unique_ptr<rpc::Server> server_;
   std::unique_ptr<LocalActors> actors_;

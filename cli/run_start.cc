@@ -22,6 +22,7 @@
 #include "cli/run.h"
 #include "cli/run_control.h"
 #include "cli/run_report.h"
+#include "cli/tensorboard_sink.h"
 #include "cli/version.h"
 #include "engine/learner/learner.h"
 #include "envs/describe.h"
@@ -195,6 +196,10 @@ engine::Counters Run::start_learner() {
   learner_ = std::make_unique<engine::Learner>(cfg_, dir_->run_id());
   if (!auth_token_.empty()) learner_->set_auth_token(auth_token_);
   metrics_ = std::make_unique<engine::MetricsLog>(dir_->metrics_path());
+  if (cfg_.log.tensorboard) {  // a new event file at every start, --resume too
+    tensorboard_ = std::make_unique<TensorboardSink>(dir_->path(), scripts::to_lua(cfg_));
+    metrics_->set_listener([sink = tensorboard_.get()](const engine::MetricsRow& row) { sink->row(row); });
+  }
   engine::Counters start;
   if (!options_.resume_dir.empty()) start = resume();
   if (!cfg_.warm_start.log.empty() && options_.resume_dir.empty()) warm_start(*learner_, cfg_, *metrics_);

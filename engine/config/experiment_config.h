@@ -123,6 +123,7 @@ struct StopConfig {
 struct LogConfig {
   double interval_s = 1.0;   // progress line and metrics.jsonl cadence
   bool progress = true;      // print the live progress line
+  bool tensorboard = true;   // TensorBoard event files in RUN_DIR (docs/tensorboard.md); restart-only
 };
 
 struct CheckpointConfig {

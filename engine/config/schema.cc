@@ -314,6 +314,8 @@ std::vector<FieldSchema> build_schema() {
 
       number(MOONSEED_FIELD(log.interval_s), 0, 86400, kHot, "progress line and metrics.jsonl cadence (seconds)", true),
       boolean(MOONSEED_FIELD(log.progress), kHot, "print the live progress line"),
+      boolean(MOONSEED_FIELD(log.tensorboard), kRestart,
+              "write TensorBoard event files into the run directory (docs/tensorboard.md)"),
 
       number(MOONSEED_FIELD(checkpoint.interval_s), 0, kInf, kHot, "seconds between checkpoints; 0 = only at the end"),
       integer(MOONSEED_FIELD(checkpoint.keep), 1, 1000, kHot, "newest checkpoints kept"),
@@ -377,7 +379,7 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device, nonfinite] = c.inference;
   [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;
   [[maybe_unused]] auto& [frames, seconds, return_mean, eval_return_mean, on_shaped_return] = c.stop;
-  [[maybe_unused]] auto& [interval_s, progress] = c.log;
+  [[maybe_unused]] auto& [interval_s, progress, tensorboard] = c.log;
   [[maybe_unused]] auto& [checkpoint_interval_s, keep] = c.checkpoint;
   [[maybe_unused]] auto& [record_enabled, record_dir, full_queue, queue_mb, chunk_kb, segment_mb, segment_age_s,
                           sync_interval_s, sync_mb, compress_threads, codec, lz4_acceleration,

@@ -81,6 +81,7 @@ void MetricsLog::cut_torn_last_line() {
 }
 
 bool MetricsLog::append(const MetricsRow& row) {
+  if (listener_) listener_(row);
   const std::string line = row.to_json() + "\n";
   // O_APPEND writes at the end; only this object writes the file, so the end
   // seen here is where the row starts.

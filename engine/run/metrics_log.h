@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,8 @@ class MetricsRow {
   // `json` must already be valid JSON (an object, an array, ...).
   MetricsRow& add_json(const std::string& key, std::string json);
   std::string to_json() const;
+  // The keys and their encoded JSON values, in order.
+  const std::vector<std::pair<std::string, std::string>>& fields() const { return fields_; }
 
  private:
   std::vector<std::pair<std::string, std::string>> fields_;  // key, encoded JSON value
@@ -50,6 +53,10 @@ class MetricsLog {
   // Rows dropped since the file was opened.
   int64_t dropped_rows() const { return dropped_total_; }
 
+  // Also hands every row appended to `listener`, before it is written and
+  // whether or not it can be (cli/ sends them to TensorBoard). It must not throw.
+  void set_listener(std::function<void(const MetricsRow&)> listener) { listener_ = std::move(listener); }
+
  private:
   void cut_torn_last_line();
 
@@ -57,6 +64,7 @@ class MetricsLog {
   int fd_ = -1;
   int64_t dropped_ = 0;        // rows dropped in the current outage
   int64_t dropped_total_ = 0;  // rows dropped since opening
+  std::function<void(const MetricsRow&)> listener_;
 };
 
 }  // namespace moonseed::engine

@@ -83,6 +83,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.stop.on_shaped_return = true;
   c.log.interval_s = 2.5;
   c.log.progress = false;
+  c.log.tensorboard = false;
   c.checkpoint.interval_s = 60;
   c.checkpoint.keep = 5;
   c.record.enabled = true;

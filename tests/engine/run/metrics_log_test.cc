@@ -138,5 +138,25 @@ TEST_F(MetricsLogTest, AFileOfWholeLinesIsKeptAsItIs) {
   EXPECT_EQ(read(path_), "{\"frames\": 1}\n{\"frames\": 2}\n");
 }
 
+// The listener (TensorBoard's feed) sees every row with its fields in order,
+// a row that cannot be written too.
+TEST_F(MetricsLogTest, TheListenerGetsEveryRowWrittenOrNot) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> seen;
+  {
+    MetricsLog log(path_);
+    log.set_listener([&seen](const MetricsRow& row) { seen.push_back(row.fields()); });
+    log.append(MetricsRow().add("frames", 2).add("event", "reload"));
+  }
+  {
+    MetricsLog full("/dev/full");
+    full.set_listener([&seen](const MetricsRow& row) { seen.push_back(row.fields()); });
+    EXPECT_FALSE(full.append(MetricsRow().add("fps", 1.5)));
+  }
+  using Fields = std::vector<std::pair<std::string, std::string>>;
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], (Fields{{"frames", "2"}, {"event", "\"reload\""}}));
+  EXPECT_EQ(seen[1], (Fields{{"fps", "1.5"}}));
+}
+
 }  // namespace
 }  // namespace moonseed::engine
