@@ -63,6 +63,7 @@ class _Callbacks:
         self.lib, self.make_env, self.envs = lib, make_env, envs
         self.observation_space, self.action_space = observation_space, action_space
         self.vector = None
+        self.views = {}
         self.keep = []
         self.failure = None
         self.c_envs = _capi.Envs(None, _capi.OPEN(self.open), _capi.RUN(self.run))
@@ -89,6 +90,7 @@ class _Callbacks:
             self.vector = EnvVector(_bind(make_env, options), num_envs,
                                     self.observation_space, self.action_space)
             self.keep = []
+            self.views = {}  # the spaces may differ: views of the last ones would misread
             _capi.fill_space(spec.contents.observation, self.vector.observation, self.keep)
             _capi.fill_space(spec.contents.action, self.vector.action, self.keep)
             spec.contents.max_episode_steps = self.vector.max_episode_steps
@@ -107,25 +109,39 @@ class _Callbacks:
         except ValueError as e:
             raise EnvSetError(str(e)) from None
 
+    def _views(self, count, ops, actions, seeds, observations, rewards, flags):
+        """numpy arrays over the loop's buffers of one call. The loop passes the same buffers for a
+        group step after step, and making the views costs more than a small env's step: they are
+        kept per (count, addresses) and only read during a call, while the buffers are valid."""
+        key = (count, ops, actions, seeds, observations, rewards, flags)
+        views = self.views.get(key)
+        if views is not None:
+            return views
+        obs_space, act_space = self.vector.observation, self.vector.action
+        ops_array = np.ctypeslib.as_array((ctypes.c_uint8 * count).from_address(ops))
+        obs = np.frombuffer((ctypes.c_uint8 * (count * obs_space.byte_size)).from_address(observations),
+                            dtype=obs_space.numpy_dtype).reshape((count,) + obs_space.shape)
+        rew = np.ctypeslib.as_array((ctypes.c_float * count).from_address(rewards))
+        flg = np.ctypeslib.as_array((ctypes.c_uint8 * count).from_address(flags))
+        act = None
+        if actions:
+            act = np.frombuffer((ctypes.c_uint8 * (count * act_space.byte_size)).from_address(actions),
+                                dtype=act_space.numpy_dtype)
+            if act_space.kind == "box":
+                act = act.reshape((count,) + act_space.shape)
+        seed_array = None
+        if seeds:
+            seed_array = np.ctypeslib.as_array((ctypes.c_uint64 * count).from_address(seeds))
+        if len(self.views) >= 64:  # buffers that moved: forget the old ones
+            self.views.clear()
+        views = self.views[key] = (ops_array, act, seed_array, obs, rew, flg)
+        return views
+
     def run(self, user, actor, begin, count, ops, actions, seeds, observations, rewards, flags):
         try:
-            vector = self.vector
-            obs_space, act_space = vector.observation, vector.action
-            ops_array = np.ctypeslib.as_array((ctypes.c_uint8 * count).from_address(ops))
-            obs = np.frombuffer((ctypes.c_uint8 * (count * obs_space.byte_size)).from_address(observations),
-                                dtype=obs_space.numpy_dtype).reshape((count,) + obs_space.shape)
-            rew = np.ctypeslib.as_array((ctypes.c_float * count).from_address(rewards))
-            flg = np.ctypeslib.as_array((ctypes.c_uint8 * count).from_address(flags))
-            act = None
-            if actions:
-                act = np.frombuffer((ctypes.c_uint8 * (count * act_space.byte_size)).from_address(actions),
-                                    dtype=act_space.numpy_dtype)
-                if act_space.kind == "box":
-                    act = act.reshape((count,) + act_space.shape)
-            seed_array = None
-            if seeds:
-                seed_array = np.ctypeslib.as_array((ctypes.c_uint64 * count).from_address(seeds))
-            errors = vector.run(begin, ops_array, act, seed_array, obs, rew, flg)
+            ops_array, act, seed_array, obs, rew, flg = self._views(count, ops, actions, seeds, observations,
+                                                                    rewards, flags)
+            errors = self.vector.run(begin, ops_array, act, seed_array, obs, rew, flg)
             for env, message in errors:
                 self.lib.moonseed_actor_env_error(actor, env, message.encode("utf-8", "replace"))
             return _capi.OK
