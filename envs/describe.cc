@@ -343,6 +343,14 @@ void parse_describe_arguments(const std::vector<std::string>& args, std::string*
   if (id->empty()) throw std::invalid_argument("--id ID is required");
 }
 
+double describe_timeout_s() {
+  const char* text = std::getenv("MOONSEED_DESCRIBE_TIMEOUT_S");
+  if (text == nullptr || *text == '\0') return kDescribeTimeoutS;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  return *end == '\0' && v > 0 && v <= 86400 ? v : kDescribeTimeoutS;
+}
+
 std::string python_interpreter() {
   if (const char* path = std::getenv("MOONSEED_PYTHON"); path != nullptr && *path != '\0') return path;
   return "/usr/bin/python3";
@@ -386,9 +394,10 @@ EnvDescription describe_env(const std::string& id, const EnvOptions& options, co
             " describe-env) failed: ";
     crashed = "the plugin crashed";
   }
+  const double timeout_s = describe_timeout_s();
   ChildOutput child;
   try {
-    child = run_child(argv, kDescribeTimeoutS, environment);
+    child = run_child(argv, timeout_s, environment);
   } catch (const std::exception& e) {
     const std::string hint = files.python.empty() ? "" : " (set MOONSEED_PYTHON to the interpreter to use)";
     throw std::invalid_argument(where + e.what() + hint);
@@ -396,8 +405,9 @@ EnvDescription describe_env(const std::string& id, const EnvOptions& options, co
   const std::string err = last_lines(child.err);
   const std::string said = err.empty() ? "" : "; it said: " + err;
   if (child.timed_out) {
-    throw std::invalid_argument(where + "it did not finish within " + base::number_text(kDescribeTimeoutS) +
-                                " s (does create, spec or reset loop?)" + said);
+    throw std::invalid_argument(where + "it did not finish within " + base::number_text(timeout_s) +
+                                " s (does making or resetting the env loop? MOONSEED_DESCRIBE_TIMEOUT_S=SECONDS "
+                                "waits longer)" + said);
   }
   if (child.status_unknown) {
     // Whatever the exit, a whole description is one; without it the child's words are all there is.

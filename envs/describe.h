@@ -4,7 +4,7 @@
 // Built-in envs are made in process. A plugin env is described by a child process,
 // `moonseed-actor describe-env ...`, which loads the plugin, creates one env, resets it with
 // seed 0 and prints the spec and that first observation as text (description_text); the
-// parent reads at most kMaxDescriptionBytes within kDescribeTimeoutS. A crash (a signal), a
+// parent reads at most kMaxDescriptionBytes within describe_timeout_s(). A crash (a signal), a
 // timeout or a refusal is a std::invalid_argument naming the file and saying why. A Python env
 // (files.python) is described the same way by `python3 -m moonseed.actor --env MODULE:FUNCTION
 // --describe` (python_actor_command), whose text comes from the same C++ code.
@@ -26,6 +26,9 @@
 namespace moonseed::envs {
 
 constexpr double kDescribeTimeoutS = 30;
+// $MOONSEED_DESCRIBE_TIMEOUT_S when it is a positive number of seconds (an env that takes longer to
+// build, e.g. one that loads large assets), else kDescribeTimeoutS.
+double describe_timeout_s();
 constexpr size_t kMaxDescriptionBytes = size_t{64} << 20;
 
 struct EnvDescription {

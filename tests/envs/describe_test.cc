@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -119,6 +120,24 @@ TEST_F(DescribePythonEnv, FailuresNameTheFactoryAndSayWhy) {
   expect_contains(error_text([] { describe_env("X-v0", {}, python_env("cartpole")); }),
                   "failed: cannot run /nonexistent/python3: No such file or directory (set MOONSEED_PYTHON to the "
                   "interpreter to use)");
+}
+
+TEST_F(DescribePythonEnv, AChildThatTakesTooLongIsKilledAtTheTimeoutWhichTheUserCanRaise) {
+  ::setenv("MOONSEED_DESCRIBE_TIMEOUT_S", "1", 1);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = error_text([] { describe_env("X-v0", {}, python_env("sleepy")); });
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::unsetenv("MOONSEED_DESCRIBE_TIMEOUT_S");
+  expect_contains(error, "it did not finish within 1 s (does making or resetting the env loop? "
+                         "MOONSEED_DESCRIBE_TIMEOUT_S=SECONDS waits longer)");
+  // Not the factory's minute: the child was killed (generous bound: this is not a timing test).
+  EXPECT_LT(waited, 50);
+  EXPECT_EQ(describe_timeout_s(), kDescribeTimeoutS);
+  ::setenv("MOONSEED_DESCRIBE_TIMEOUT_S", "nonsense", 1);
+  EXPECT_EQ(describe_timeout_s(), kDescribeTimeoutS);
+  ::setenv("MOONSEED_DESCRIBE_TIMEOUT_S", "120", 1);
+  EXPECT_EQ(describe_timeout_s(), 120);
+  ::unsetenv("MOONSEED_DESCRIBE_TIMEOUT_S");
 }
 
 TEST_F(DescribePythonEnv, ThePythonActorCommandPutsThePackageThenTheEnvsPathFirst) {

@@ -107,3 +107,10 @@ def crashing():
     import os
     import signal
     os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def sleepy():
+    """A factory that takes a minute (an env loading large assets, or one stuck in a loop)."""
+    import time
+    time.sleep(60)
+    return cartpole()
