@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     if (command == "attach") return moonseed::cli::attach_command(args);
     if (command == "ctl") return moonseed::cli::ctl_command(args);
     if (command == "export") return moonseed::cli::export_command(args);
+    if (command == "eval") return moonseed::cli::eval_command(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "moonseed %s: %s\n", command.c_str(), e.what());
     return 1;

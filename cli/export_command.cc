@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/text.h"
+#include "cli/checkpoint_choice.h"
 #include "cli/commands.h"
 #include "engine/learner/checkpoint.h"
 #include "engine/learner/learner.h"
@@ -24,7 +25,7 @@ namespace moonseed::cli {
 namespace {
 
 const char* kHelp =
-    "usage: moonseed export RUN_DIR [--checkpoint N] -o FILE.pt\n"
+    "usage: moonseed export RUN_DIR [--checkpoint N|best] -o FILE.pt\n"
     "\n"
     "Writes the run's trained net as a TorchScript module that PyTorch loads with\n"
     "torch.jit.load(\"FILE.pt\") and calls on a batch of raw env observations:\n"
@@ -34,28 +35,14 @@ const char* kHelp =
     "moonseed/spec.json. See docs/export.md.\n"
     "\n"
     "  --checkpoint N   the checkpoint RUN_DIR/checkpoints/ckpt-N.pt, N its optimizer\n"
-    "                   step (default: the newest)\n"
+    "                   step, or best: RUN_DIR/best.pt (default: the newest)\n"
     "  -o, --output F   the file to write (required); written whole or not at all\n";
 
 struct ExportArgs {
   std::string run_dir;
   std::string output;
-  int64_t checkpoint = -1;
+  CheckpointChoice checkpoint;
 };
-
-int64_t parse_step(const std::string& text) {
-  size_t used = 0;
-  int64_t step = -1;
-  try {
-    step = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || step < 0) {
-    throw std::invalid_argument("--checkpoint takes a checkpoint's step number (N of ckpt-N.pt), got '" + text + "'");
-  }
-  return step;
-}
 
 ExportArgs parse(const Args& args) {
   ExportArgs out;
@@ -68,7 +55,7 @@ ExportArgs parse(const Args& args) {
     if (a == "-o" || a == "--output") {
       out.output = value();
     } else if (a == "--checkpoint") {
-      out.checkpoint = parse_step(value());
+      out.checkpoint = parse_checkpoint_choice(value());
     } else if (!a.empty() && a[0] == '-') {
       throw std::invalid_argument("unknown option '" + a + "' (see moonseed export --help)");
     } else if (out.run_dir.empty()) {
@@ -80,32 +67,6 @@ ExportArgs parse(const Args& args) {
   if (out.run_dir.empty()) throw std::invalid_argument("no RUN_DIR given (see moonseed export --help)");
   if (out.output.empty()) throw std::invalid_argument("no output file given: add -o FILE.pt");
   return out;
-}
-
-// The step N of a checkpoint path ".../ckpt-N.pt".
-std::string step_of(const std::string& path) {
-  const std::string name = std::filesystem::path(path).filename().string();
-  return name.substr(5, name.size() - 8);
-}
-
-// The checkpoint to export: --checkpoint N, else the newest. Each .pt is
-// complete on its own (written whole, then renamed); R2D2's replay beside it
-// is not needed here.
-std::string pick_checkpoint(const engine::RunDirectory& dir, int64_t step) {
-  const std::vector<std::string> all = dir.checkpoints();
-  if (all.empty()) {
-    throw std::runtime_error(dir.path() + " has no checkpoint to export (" + dir.checkpoints_dir() +
-                             " holds no ckpt-N.pt; a run writes one every checkpoint.interval_s and when it ends)");
-  }
-  if (step < 0) return all.back();
-  const std::string wanted = dir.checkpoint_path(step);
-  for (const std::string& path : all) {
-    if (path == wanted) return path;
-  }
-  std::vector<std::string> steps;
-  for (const std::string& path : all) steps.push_back(step_of(path));
-  throw std::runtime_error(dir.path() + " has no checkpoint " + std::to_string(step) + " (checkpoints there: " +
-                           base::join(steps) + ")");
 }
 
 }  // namespace

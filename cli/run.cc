@@ -12,6 +12,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -119,6 +120,7 @@ void Run::setup() {
   // must not kill the run before its final checkpoint: writes fail instead.
   ::signal(SIGPIPE, SIG_IGN);
   open_run_directory();
+  best_ = std::make_unique<BestCheckpoint>(dir_->path(), cfg_.topology.eval_envs_per_actor > 0);
   warn_if_reference_blas();
   signals_ = std::make_unique<SignalWaiter>();
   const engine::Counters start = start_learner();
@@ -228,6 +230,7 @@ void Run::log_tick(double now) {
     next_checkpoint_ = now + interval;
     try {
       const std::string path = checkpoint(elapsed);
+      keep_best(path, s, elapsed);
       if (failed_checkpoints_ > 0) {
         base::log_info("checkpoint " + path + " written after " + std::to_string(failed_checkpoints_) +
                        " failed attempt(s)");
@@ -280,6 +283,20 @@ std::string Run::checkpoint(double elapsed) {
                               });
 }
 
+void Run::keep_best(const std::string& path, const engine::LearnerStats& s, double elapsed) {
+  const double value = cfg_.topology.eval_envs_per_actor > 0 ? s.eval_return_mean : s.return_mean;
+  bool kept = false;
+  try {
+    kept = best_->consider(path, value, s.frames);
+  } catch (const std::exception& e) {
+    base::log_warning(std::string(e.what()) + "; best.pt stays as it was");
+  }
+  engine::MetricsRow event;
+  event.add("time_s", elapsed).add("event", "checkpoint").add("checkpoint", std::filesystem::path(path).filename().string());
+  event.add("metric", best_->metric()).add("value", value).add("best", kept ? 1.0 : 0.0);
+  metrics_->append(event);
+}
+
 int Run::finish() {
   progress_->finish();
   // Bye to the actors, then stop the learner's threads, then the final
@@ -304,7 +321,7 @@ int Run::finish() {
                 << "\n";
       code = 1;
     } else {
-      checkpoint(elapsed);
+      keep_best(checkpoint(elapsed), final_stats, elapsed);
     }
   } catch (const std::exception& e) {
     // The run still ends normally when an earlier checkpoint can be resumed;

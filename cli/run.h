@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/best_checkpoint.h"
 #include "engine/config/experiment_config.h"
 #include "engine/learner/stats.h"
 #include "engine/run/metrics_log.h"
@@ -94,6 +95,9 @@ class Run {
   engine::Counters resume();         // --resume: restores the newest complete checkpoint
   // Saves a checkpoint named after the step it holds and prunes; throws what saving throws.
   std::string checkpoint(double elapsed);
+  // After a checkpoint: best.pt and best.json when its metric in `s` is the best so far
+  // (cli/best_checkpoint.h), and a "checkpoint" event row either way.
+  void keep_best(const std::string& path, const engine::LearnerStats& s, double elapsed);
   void start_serving();
   void open_control();
   void log_tick(double now);
@@ -127,6 +131,7 @@ class Run {
   std::unique_ptr<Progress> progress_;
   std::unique_ptr<rpc::ControlServer> control_;
   std::unique_ptr<RunControl> run_control_;
+  std::unique_ptr<BestCheckpoint> best_;
 
   // The control loop's clock: steady seconds.
   double t0_ = 0;            // when the run started, earlier by the elapsed time of a resumed one

@@ -22,6 +22,14 @@ enum StepFlag : uint8_t {
   kTruncated = 4,   // the previous action hit the time limit
 };
 
+// An RGB image: `height` rows of `width` pixels, top row first, 3 bytes (red, green, blue) a
+// pixel; rgb.size() == width * height * 3.
+struct Image {
+  int width = 0;
+  int height = 0;
+  std::vector<uint8_t> rgb;
+};
+
 struct StepResult {
   float reward = 0.f;
   bool terminated = false;  // a terminal state of the MDP: no bootstrap
@@ -49,6 +57,14 @@ class Env {
   virtual std::vector<double> get_state() const = 0;
   // Throws std::invalid_argument when `state` has the wrong size for this env.
   virtual void set_state(const std::vector<double>& state) = 0;
+
+  // Draws the current state into `frame` (resized to the env's fixed image size) and returns
+  // true; false, leaving `frame` alone, for an env that cannot render (the default). Renders
+  // (docs/eval.md): CartPole, MountainCar, Pendulum, the MinAtar games.
+  virtual bool render(Image& frame) const {
+    (void)frame;
+    return false;
+  }
 };
 
 // Options an env accepts by name (e.g. "max_episode_steps"); unknown names are

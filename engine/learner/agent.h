@@ -151,6 +151,9 @@ class Agent {
   virtual void save(const std::string& path, const Counters& counters) = 0;
   // Only before the threads start. Throws CheckpointError, leaving the agent as it was.
   virtual Counters restore(const std::string& path) = 0;
+  // The acting weights alone, for evaluation outside a run (`moonseed eval`): no optimizer
+  // state, nothing beside PATH (R2D2's replay) is read. Errors as restore.
+  virtual Counters restore_weights(const std::string& path) { return restore(path); }
   // What a complete checkpoint has beside PATH, as suffixes of PATH (R2D2: ".replay").
   virtual std::vector<std::string> checkpoint_companions() const { return {}; }
 };

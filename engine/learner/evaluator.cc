@@ -15,7 +15,7 @@
 namespace moonseed::engine {
 
 Evaluation play_episodes(const EnvConfig& env_config, const envs::EnvSpec& spec, Agent& agent, int episodes,
-                         uint64_t seed, bool greedy, int64_t max_steps) {
+                         uint64_t seed, bool greedy, int64_t max_steps, const EpisodeWatcher& watch) {
   if (episodes < 1 || episodes > 10000) {
     throw std::invalid_argument("evaluate: episodes must be in [1, 10000], got " + std::to_string(episodes));
   }
@@ -38,6 +38,8 @@ Evaluation play_episodes(const EnvConfig& env_config, const envs::EnvSpec& spec,
   // The envs the actors run: built-in envs under the experiment's wrappers, stepped as one set.
   std::vector<std::unique_ptr<envs::Env>> made;
   for (size_t i = 0; i < n; ++i) made.push_back(envs::make_env(env_config.id, env_config.options, {env_config.model}));
+  std::vector<const envs::Env*> watched;  // the built-in envs, which the wrappers step
+  for (const std::unique_ptr<envs::Env>& e : made) watched.push_back(e.get());
   const std::unique_ptr<envs::EnvSet> set =
       envs::wrap(std::make_unique<envs::EnvArray>(std::move(made)), env_config.wrappers, seed);
   std::vector<envs::EnvOp> ops(n, envs::EnvOp::kReset);
@@ -57,6 +59,9 @@ Evaluation play_episodes(const EnvConfig& env_config, const envs::EnvSpec& spec,
   call.env_rewards = env_rewards.data();
   set->run(call, errors);
   call.seeds = nullptr;
+  if (watch) {
+    for (size_t i = 0; i < n; ++i) watch(i, *watched[i]);
+  }
   Evaluation out;
   out.returns.assign(n, 0.0);
   out.lengths.assign(n, 0);
@@ -82,6 +87,7 @@ Evaluation play_episodes(const EnvConfig& env_config, const envs::EnvSpec& spec,
         out.truncated[i] = !terminated;
         --running;
       }
+      if (watch) watch(i, *watched[i]);
     }
   }
   return out;

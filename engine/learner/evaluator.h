@@ -6,11 +6,14 @@
 // weights it reads (Agent::evaluation_policy).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "engine/config/experiment_config.h"
 #include "engine/learner/agent.h"
 #include "engine/learner/stats.h"
+#include "envs/env.h"
 #include "envs/spec.h"
 
 namespace moonseed::engine {
@@ -20,7 +23,11 @@ namespace moonseed::engine {
 // evaluation), which acts for all of them at once. An episode ends at
 // termination, at the env's own time limit, or after `max_steps` steps.
 // Throws std::invalid_argument for episodes outside [1, 10000].
+// `watch`, when set, is called in the calling thread with the episode's index and its env (the
+// built-in env under the wrappers) after the episode's reset and after each of its steps, the
+// last included: `moonseed eval --video` renders it. What it throws ends the play.
+using EpisodeWatcher = std::function<void(size_t episode, const envs::Env& env)>;
 Evaluation play_episodes(const EnvConfig& env, const envs::EnvSpec& spec, Agent& agent, int episodes,
-                         uint64_t seed, bool greedy, int64_t max_steps);
+                         uint64_t seed, bool greedy, int64_t max_steps, const EpisodeWatcher& watch = {});
 
 }  // namespace moonseed::engine

@@ -310,6 +310,13 @@ class R2d2Agent : public Agent {
     return c;
   }
 
+  Counters restore_weights(const std::string& path) override {
+    NetPair nets(core_.online(), core_.target());
+    Counters c = load_checkpoint_model(path, nets);
+    core_.set_learning_steps(c.optimizer_steps);
+    return c;
+  }
+
   std::vector<std::string> checkpoint_companions() const override { return {kReplaySuffix}; }
 
  private:

@@ -25,6 +25,9 @@ class Acrobot final : public EpisodicEnv {
 
   explicit Acrobot(int max_episode_steps = kDefaultMaxEpisodeSteps);
 
+  // A 500 x 500 picture of the state (envs/classic/render.cc).
+  bool render(Image& frame) const override;
+
  private:
   void start_episode(void* obs) override;
   StepResult advance(const Action& action, void* obs) override;

@@ -17,6 +17,9 @@ class CartPole : public EpisodicEnv {
 
   explicit CartPole(int max_episode_steps = kDefaultMaxEpisodeSteps, bool sutton_barto_reward = false);
 
+  // A 600 x 400 picture of the state (envs/classic/render.cc).
+  bool render(Image& frame) const override;
+
  protected:
   // For CartPoleNoVelocity: the same dynamics under `spec`, observing [x, theta] only
   // unless `observe_velocity`.

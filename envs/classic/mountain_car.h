@@ -17,6 +17,9 @@ class MountainCar final : public EpisodicEnv {
 
   explicit MountainCar(int max_episode_steps = kDefaultMaxEpisodeSteps, double goal_velocity = 0);
 
+  // A 600 x 400 picture of the state (envs/classic/render.cc).
+  bool render(Image& frame) const override;
+
  private:
   void start_episode(void* obs) override;
   StepResult advance(const Action& action, void* obs) override;

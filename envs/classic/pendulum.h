@@ -19,6 +19,9 @@ class Pendulum final : public EpisodicEnv {
 
   explicit Pendulum(int max_episode_steps = kDefaultMaxEpisodeSteps, double g = kDefaultGravity);
 
+  // A 500 x 500 picture of the state (envs/classic/render.cc).
+  bool render(Image& frame) const override;
+
  private:
   void start_episode(void* obs) override;
   StepResult advance(const Action& action, void* obs) override;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/text.h"
+#include "envs/canvas.h"
 #include "envs/minatar/asterix.h"
 #include "envs/minatar/breakout.h"
 #include "envs/minatar/freeway.h"
@@ -77,6 +78,40 @@ void MinAtarEnv::observe(void* obs) const {
   auto* bytes = static_cast<uint8_t*>(obs);
   std::memset(bytes, 0, static_cast<size_t>(spec_.observation.byte_size()));
   game_->observe(bytes);
+}
+
+std::array<uint8_t, 3> channel_colour(int channel) {
+  // Ten distinct colours, repeating for games with more channels (Seaquest has 10).
+  static constexpr std::array<std::array<uint8_t, 3>, 10> kPalette = {{{230, 25, 75},
+                                                                      {60, 180, 75},
+                                                                      {255, 225, 25},
+                                                                      {0, 130, 200},
+                                                                      {245, 130, 48},
+                                                                      {145, 30, 180},
+                                                                      {70, 240, 240},
+                                                                      {240, 50, 230},
+                                                                      {210, 245, 60},
+                                                                      {250, 190, 212}}};
+  return kPalette[static_cast<size_t>(channel) % kPalette.size()];
+}
+
+bool MinAtarEnv::render(Image& frame) const {
+  std::vector<uint8_t> obs(static_cast<size_t>(spec_.observation.byte_size()));
+  observe(obs.data());
+  const int channels = game_->channels();
+  const int side = kSize * kCellPixels;
+  Canvas canvas(frame, side, side, {0, 0, 0});
+  for (int row = 0; row < kSize; ++row) {
+    for (int column = 0; column < kSize; ++column) {
+      for (int channel = channels - 1; channel >= 0; --channel) {
+        if (obs[static_cast<size_t>((row * kSize + column) * channels + channel)] == 0) continue;
+        canvas.fill_rect(column * kCellPixels, row * kCellPixels, (column + 1) * kCellPixels,
+                         (row + 1) * kCellPixels, channel_colour(channel));
+        break;
+      }
+    }
+  }
+  return true;
 }
 
 void MinAtarEnv::reset(std::optional<uint64_t> seed, void* obs) {

@@ -20,6 +20,8 @@
 // its entities), then the generator last (625 values: LegacyRandomState::get_words).
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +33,10 @@
 namespace moonseed::envs::minatar {
 
 inline constexpr double kDefaultStickyActionProb = 0.1;
+
+// Rendering: pixels per grid cell side, and the colour a channel's cells are drawn in.
+inline constexpr int kCellPixels = 16;
+std::array<uint8_t, 3> channel_colour(int channel);
 
 class MinAtarEnv final : public Env {
  public:
@@ -44,6 +50,9 @@ class MinAtarEnv final : public Env {
   StepResult step(const void* action, void* obs) override;
   std::vector<double> get_state() const override;
   void set_state(const std::vector<double>& state) override;
+  // The grid, each cell kCellPixels square: black where no channel is set, else the colour of
+  // the highest channel set there (channel_colour).
+  bool render(Image& frame) const override;
 
  private:
   void observe(void* obs) const;

@@ -26,19 +26,12 @@ namespace fs = std::filesystem;
 const std::string kBinary = MOONSEED_BINARY;
 const std::string kVtrace = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
 
-struct Exported {
-  std::optional<int> exit_code;
-  std::string output;
-};
+using Exported = Finished;
 
 Exported run_export(const std::vector<std::string>& args, const std::string& log) {
   std::vector<std::string> argv = {kBinary, "export"};
   argv.insert(argv.end(), args.begin(), args.end());
-  ChildProcess process(argv, log);
-  Exported e;
-  e.exit_code = process.wait(120);
-  e.output = read_file(log);
-  return e;
+  return run_to_end(argv, log, 120);
 }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }

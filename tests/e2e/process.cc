@@ -65,6 +65,14 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
+Finished run_to_end(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s) {
+  ChildProcess process(argv, log_path);
+  Finished f;
+  f.exit_code = process.wait(timeout_s);
+  f.output = read_file(log_path);
+  return f;
+}
+
 std::string make_temp_dir(const std::string& prefix) {
   const char* base = std::getenv("TMPDIR");
   std::string pattern = std::string(base ? base : "/tmp") + "/" + prefix + "-XXXXXX";

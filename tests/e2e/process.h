@@ -32,6 +32,14 @@ class ChildProcess {
 };
 
 std::string read_file(const std::string& path);
+
+// A command run to its end: its exit code (nullopt when it outlived `timeout_s` and was
+// killed) and what it printed (stdout and stderr, appended to `log_path`).
+struct Finished {
+  std::optional<int> exit_code;
+  std::string output;
+};
+Finished run_to_end(const std::vector<std::string>& argv, const std::string& log_path, double timeout_s);
 // A fresh directory under the test temp dir.
 std::string make_temp_dir(const std::string& prefix);
 // Subdirectories of `dir` (run directories under a runs dir).

@@ -1,0 +1,68 @@
+#include "cli/checkpoint_choice.h"
+
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
+#include "base/text.h"
+#include "cli/best_checkpoint.h"
+
+namespace moonseed::cli {
+namespace {
+
+// The step N of a checkpoint path ".../ckpt-N.pt".
+std::string step_of(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  return name.substr(5, name.size() - 8);
+}
+
+}  // namespace
+
+CheckpointChoice parse_checkpoint_choice(const std::string& text) {
+  CheckpointChoice out;
+  if (text == "best") {
+    out.best = true;
+    return out;
+  }
+  size_t used = 0;
+  try {
+    out.step = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || out.step < 0) {
+    throw std::invalid_argument("--checkpoint takes a checkpoint's step number (N of ckpt-N.pt) or best, got '" +
+                                text + "'");
+  }
+  return out;
+}
+
+// Each .pt is complete on its own (written whole, then renamed); R2D2's replay beside it is not
+// needed by export or eval.
+std::string pick_checkpoint(const engine::RunDirectory& dir, const CheckpointChoice& choice) {
+  if (choice.best) {
+    const std::string best = best_checkpoint_path(dir.path());
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(best, ec)) {
+      throw std::runtime_error(dir.path() + " has no best.pt (a run keeps one from its first checkpoint with a "
+                               "finished episode on; see docs/eval.md)");
+    }
+    return best;
+  }
+  const std::vector<std::string> all = dir.checkpoints();
+  if (all.empty()) {
+    throw std::runtime_error(dir.path() + " has no checkpoint to export (" + dir.checkpoints_dir() +
+                             " holds no ckpt-N.pt; a run writes one every checkpoint.interval_s and when it ends)");
+  }
+  if (choice.step < 0) return all.back();
+  const std::string wanted = dir.checkpoint_path(choice.step);
+  for (const std::string& path : all) {
+    if (path == wanted) return path;
+  }
+  std::vector<std::string> steps;
+  for (const std::string& path : all) steps.push_back(step_of(path));
+  throw std::runtime_error(dir.path() + " has no checkpoint " + std::to_string(choice.step) +
+                           " (checkpoints there: " + base::join(steps) + ")");
+}
+
+}  // namespace moonseed::cli

@@ -1,0 +1,57 @@
+// VideoWriter: RGB frames into an .mp4 (H.264, yuv420p) or an animated .gif through Debian's
+// ffmpeg, a child process started with posix_spawn that reads raw rgb24 frames from a pipe
+// (docs/eval.md). The file appears whole or not at all: ffmpeg writes PATH.partial, renamed
+// to PATH once it exited cleanly; an abandoned or failed writer removes it.
+//
+// Not thread-safe: one thread writes its frames.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "envs/env.h"
+
+namespace moonseed::cli {
+
+class VideoWriter {
+ public:
+  // Checks what can fail before any frame: the name ends in .mp4 or .gif, PATH.partial can be
+  // created, and ffmpeg is on PATH. Throws std::runtime_error (std::invalid_argument for the
+  // name) saying which.
+  VideoWriter(std::string path, int fps);
+  ~VideoWriter();  // without finish(): stops ffmpeg, removes PATH.partial
+  VideoWriter(const VideoWriter&) = delete;
+  VideoWriter& operator=(const VideoWriter&) = delete;
+
+  // The first frame sets the size; every later one must have it. Throws std::runtime_error
+  // with ffmpeg's own message when it stopped reading.
+  void write(const envs::Image& frame);
+  // Ends the stream, waits for ffmpeg, renames PATH.partial to PATH. Throws
+  // std::runtime_error with ffmpeg's message when it failed, or when no frame was written.
+  void finish();
+
+  int64_t frames() const { return frames_; }
+  int width() const { return width_; }
+  int height() const { return height_; }
+
+ private:
+  void start(int width, int height);
+  std::string ffmpeg_error();
+  void abandon();
+
+  std::string path_;
+  std::string partial_;
+  std::string ffmpeg_;  // its path
+  bool gif_ = false;
+  int fps_;
+  pid_t child_ = -1;
+  int pipe_ = -1;    // ffmpeg's stdin
+  int stderr_ = -1;  // an unnamed file holding what ffmpeg printed
+  int64_t frames_ = 0;
+  int width_ = 0, height_ = 0;
+  bool done_ = false;
+};
+
+}  // namespace moonseed::cli
