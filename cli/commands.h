@@ -22,6 +22,8 @@ int ctl_command(const Args& args);
 int log_command(const Args& args);  // cli/log_command.cc: experience logs
 // `moonseed export RUN_DIR -o FILE.pt`: the trained net as TorchScript (cli/export_command.cc).
 int export_command(const Args& args);
+// `moonseed plot RUN_DIR... -o FILE.png|.svg`: learning curves drawn by gnuplot (cli/plot_command.cc).
+int plot_command(const Args& args);
 
 // `moonseed ctl RUN_DIR COMMAND...` without Lua (cli/ctl_request.cc): sends
 // the words as one request to the run's control socket, prints the result
