@@ -1,5 +1,5 @@
 // moonseed: the command-line entry point, without LibTorch. It serves the
-// commands that need neither Lua nor LibTorch itself (`log`, and `ctl RUN
+// commands that need neither Lua nor LibTorch itself (`log`, `plot`, and `ctl RUN
 // COMMAND` without -e), turns `actor` into the
 // moonseed-actor binary and every other command into moonseed-engine (the
 // learner, the Lua API and the consoles, which link LibTorch), each by exec in

@@ -127,17 +127,22 @@ std::vector<Line> chart_lines(const std::vector<cv::Run>& runs, const std::strin
   }
   for (const auto& g : groups) {
     std::vector<size_t> members;
+    std::vector<cv::Series> series;
     for (const size_t i : g.runs) {
-      if (cv::has_metric(runs[i], metric)) {
-        members.push_back(i);
-      } else {
+      if (!cv::has_metric(runs[i], metric)) {
         base::log_warning("run " + runs[i].dir + " has no metric " + metric + ": left out of its chart");
+        continue;
       }
+      cv::Series s = cv::series(runs[i], metric, o.x);
+      if (s.empty()) {
+        single(i);  // says why it is left out
+        continue;
+      }
+      members.push_back(i);
+      series.push_back(std::move(s));
     }
     if (members.size() == 1) single(members[0]);
     if (members.size() <= 1) continue;
-    std::vector<cv::Series> series;
-    for (const size_t i : members) series.push_back(cv::series(runs[i], metric, o.x));
     const cv::Band b = cv::band(series);
     if (b.x.empty()) {
       base::log_warning("the runs of " + g.label + " do not overlap on " + cv::x_key(o.x) + " for " + metric +

@@ -51,6 +51,22 @@ class CurvesTest : public ::testing::Test {
   base::LogSink previous_;
 };
 
+TEST(MetricsRowTest, ReadsNumbersAndTheEventAndRefusesWhatIsNotOneWholeObject) {
+  const auto row = parse_metrics_row(
+      " {\"time_s\": 2.5e-07, \"frames\": -3, \"event\": \"reload\", \"reason\": \"a \\\"quoted\\\" \\u0041\", "
+      "\"changes\": {\"x\": {\"old\": [1, {\"y\": null}], \"new\": true}}, \"ok\": false, \"n\": null} ");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->event, "reload");
+  EXPECT_EQ(row->numbers.size(), 2u);
+  EXPECT_EQ(row->numbers.at("time_s"), 2.5e-07);
+  EXPECT_EQ(row->numbers.at("frames"), -3);
+  EXPECT_TRUE(parse_metrics_row("{}").has_value());
+  for (const char* bad : {"", "{\"a\": 1", "{\"a\": 1}}", "{\"a\": 1} x", "{\"a\" 1}", "{\"a\": 1,}", "[1]",
+                          "{\"a\": \"open}", "{\"a\": nul}"}) {
+    EXPECT_FALSE(parse_metrics_row(bad).has_value()) << bad;
+  }
+}
+
 TEST_F(CurvesTest, ReadsTickRowsSkipsEventRowsNullsAndATornLastLine) {
   const std::string dir = make_run("a", 
       "{\"time_s\": 1, \"frames\": 100, \"return_mean\": null, \"fps\": 100}\n"

@@ -4,6 +4,7 @@
 // the two seeds with its band; the PNG's IHDR gives its size. And the errors a
 // user can meet.
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <set>
 #include <string>
@@ -139,6 +140,25 @@ TEST_F(PlotRuns, SeedsOfOneScriptAreOneLineWithABandFoundUnderARunsDirectory) {
   EXPECT_GT(path_points(part), 3u);
   EXPECT_TRUE(contains(svg, "<polygon")) << "the band";
   EXPECT_TRUE(contains(svg, "time_s (s)"));
+}
+
+TEST_F(PlotRuns, ASeedWhoseMetricIsOnlyNullLeavesTheBandOfTheOthers) {
+  // A third seed of the same config that never ended an episode: return_mean is null in every row.
+  const std::string nulls = out_ + "/nulls/cartpole_vtrace-seed3";
+  fs::create_directories(nulls);
+  {
+    std::ofstream(nulls + "/config.lua") << replaced(read_file(dir(1) + "/config.lua"), "  seed = 2,", "  seed = 3,");
+    std::ofstream(nulls + "/metrics.jsonl") << "{\"time_s\": 1, \"frames\": 100, \"return_mean\": null}\n"
+                                               "{\"time_s\": 2, \"frames\": 200, \"return_mean\": null}\n";
+  }
+  const std::string svg_path = out_ + "/nulls.svg";
+  const Result r = plot({dir(0), dir(1), nulls, "-o", svg_path});
+  ASSERT_EQ(r.exit_code, std::optional<int>(0)) << r.output;
+  EXPECT_TRUE(contains(r.output, "run " + nulls + " has no metric return_mean: left out of its chart")) << r.output;
+  EXPECT_FALSE(contains(r.output, "do not overlap")) << r.output;
+  const std::string svg = read_file(svg_path);
+  EXPECT_FALSE(svg_plot(svg, "cartpole_vtrace (3 seeds)").empty()) << r.output;
+  EXPECT_TRUE(contains(svg, "<polygon")) << "the band of seeds 1 and 2";
 }
 
 uint32_t big_endian(const std::string& s, size_t at) {
