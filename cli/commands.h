@@ -24,6 +24,8 @@ int log_command(const Args& args);  // cli/log_command.cc: experience logs
 int export_command(const Args& args);
 // `moonseed eval RUN_DIR`: the trained policy plays episodes, optionally filmed (cli/eval_command.cc).
 int eval_command(const Args& args);
+// `moonseed plot RUN_DIR... -o FILE.png|.svg`: learning curves drawn by gnuplot (cli/plot_command.cc).
+int plot_command(const Args& args);
 
 // `moonseed ctl RUN_DIR COMMAND...` without Lua (cli/ctl_request.cc): sends
 // the words as one request to the run's control socket, prints the result

@@ -1,5 +1,5 @@
 // moonseed: the command-line entry point, without LibTorch. It serves the
-// commands that need neither Lua nor LibTorch itself (`log`, and `ctl RUN
+// commands that need neither Lua nor LibTorch itself (`log`, `plot`, and `ctl RUN
 // COMMAND` without -e), turns `actor` into the
 // moonseed-actor binary and every other command into moonseed-engine (the
 // learner, the Lua API and the consoles, which link LibTorch), each by exec in
@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   try {
     const moonseed::cli::Args args(argv + 2, argv + argc);
     if (command == "log") return moonseed::cli::log_command(args);
+    if (command == "plot") return moonseed::cli::plot_command(args);
     if (command == "ctl" && !moonseed::cli::ctl_needs_engine(args)) {
       return moonseed::cli::ctl_request(moonseed::cli::strip_slash(args[0]), moonseed::cli::Args(args.begin() + 1, args.end()));
     }
