@@ -29,6 +29,7 @@ const char* const kMoonseedUsage =
     "  ctl RUN_DIR COMMAND         one control request to a running run (status, set, stop...)\n"
     "  log COMMAND PATH...         read experience logs: info, ls, cat, verify, merge\n"
     "  export RUN_DIR -o FILE.pt   the trained policy as a TorchScript module for PyTorch\n"
+    "  dashboard [RUNS_DIR...]     past runs' curves, events and configs in the browser\n"
     "  version, --version          the version, git commit, LibTorch and device of this build\n"
     "\n"
     "`moonseed COMMAND --help` tells more about one command.\n";

@@ -22,6 +22,8 @@ int ctl_command(const Args& args);
 int log_command(const Args& args);  // cli/log_command.cc: experience logs
 // `moonseed export RUN_DIR -o FILE.pt`: the trained net as TorchScript (cli/export_command.cc).
 int export_command(const Args& args);
+// `moonseed dashboard [RUNS_DIR|RUN_DIR...]`: past runs in the browser (cli/dashboard_command.cc).
+int dashboard_command(const Args& args);
 
 // `moonseed ctl RUN_DIR COMMAND...` without Lua (cli/ctl_request.cc): sends
 // the words as one request to the run's control socket, prints the result

@@ -215,7 +215,10 @@ async function pollStatus() {
   box.hidden = false;
   const tbody = document.querySelector("#status tbody");
   tbody.textContent = "";
-  const result = status.result ?? status;
+  const result = Object.assign({}, status.result ?? status);
+  // The rate comes with the metrics rows, not with `ctl status`: the newest row's.
+  const rows = state.runs.length ? state.runs[0].rows : [];
+  if (rows.length && typeof rows[rows.length - 1].fps === "number") result.fps = rows[rows.length - 1].fps;
   for (const [k, v] of Object.entries(result)) {
     tbody.append(el("tr", {}, el("th", {textContent: k}), el("td", {textContent: typeof v === "number" ? +v.toPrecision(6) : String(v)})));
   }
@@ -260,6 +263,10 @@ async function main() {
   sel.addEventListener("change", showConfig);
   const recipes = new Set(state.runs.map((r) => recipeOf(r.name)));
   if (recipes.size < state.runs.length) document.getElementById("group-label").hidden = false;
+  // ?x=time_s and ?group=1 open the page with those choices made (links, tests).
+  const params = new URLSearchParams(location.search);
+  if (params.get("x") === "time_s") { state.x = "time_s"; document.getElementById("x-axis").value = "time_s"; }
+  if (params.get("group") === "1") { state.group = true; document.getElementById("group-seeds").checked = true; }
   document.getElementById("x-axis").addEventListener("change", (e) => { state.x = e.target.value; redraw(true); });
   document.getElementById("group-seeds").addEventListener("change", (e) => { state.group = e.target.checked; redraw(true); });
   tick();
