@@ -31,6 +31,7 @@ const char* const kMoonseedUsage =
     "  export RUN_DIR -o FILE.pt   the trained policy as a TorchScript module for PyTorch\n"
     "  eval RUN_DIR [--video F]    the trained policy plays episodes (returns, video)\n"
     "  plot RUN_DIR... -o FILE.png learning curves (seeds of one config: mean and band) as PNG or SVG\n"
+    "  dashboard [RUNS_DIR...]     past runs' curves, events and configs in the browser\n"
     "  version, --version          the version, git commit, LibTorch and device of this build\n"
     "\n"
     "`moonseed COMMAND --help` tells more about one command.\n";

@@ -26,6 +26,8 @@ int export_command(const Args& args);
 int eval_command(const Args& args);
 // `moonseed plot RUN_DIR... -o FILE.png|.svg`: learning curves drawn by gnuplot (cli/plot_command.cc).
 int plot_command(const Args& args);
+// `moonseed dashboard [RUNS_DIR|RUN_DIR...]`: past runs in the browser (cli/dashboard_command.cc).
+int dashboard_command(const Args& args);
 
 // `moonseed ctl RUN_DIR COMMAND...` without Lua (cli/ctl_request.cc): sends
 // the words as one request to the run's control socket, prints the result

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     const moonseed::cli::Args args(argv + 2, argv + argc);
     if (command == "log") return moonseed::cli::log_command(args);
     if (command == "plot") return moonseed::cli::plot_command(args);
+    if (command == "dashboard") return moonseed::cli::dashboard_command(args);
     if (command == "ctl" && !moonseed::cli::ctl_needs_engine(args)) {
       return moonseed::cli::ctl_request(moonseed::cli::strip_slash(args[0]), moonseed::cli::Args(args.begin() + 1, args.end()));
     }

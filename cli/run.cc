@@ -26,6 +26,7 @@
 #include "cli/run_control.h"
 #include "cli/run_report.h"
 #include "cli/tensorboard_sink.h"
+#include "dashboard/server.h"
 #include "engine/config/schedule.h"
 #include "engine/learner/learner.h"
 #include "rpc/control_socket.h"
@@ -105,6 +106,7 @@ Run::Run(RunOptions options) : options_(std::move(options)) {}
 Run::~Run() {
   // In reverse of setup(), except that the learner's threads (which may pump
   // the server's sockets) stop before the server is destroyed.
+  dashboard_.reset();
   run_control_.reset();
   control_.reset();
   progress_.reset();
@@ -135,6 +137,7 @@ void Run::setup() {
   progress_ = std::make_unique<Progress>(!options_.quiet && cfg_.log.progress);
   last_frames_ = start.frames;
   open_control();
+  start_dashboard();
   next_tick_ = now_s() + cfg_.log.interval_s;
   next_checkpoint_ = cfg_.checkpoint.interval_s > 0 ? now_s() + cfg_.checkpoint.interval_s : 1e300;
   last_tick_ = now_s();
@@ -222,6 +225,7 @@ void Run::log_tick(double now) {
   // A row that cannot be written is dropped; MetricsLog says so once per outage.
   metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
   if (tensorboard_) tensorboard_->flush();  // this tick's rows and events, fsync'd
+  if (dashboard_) dashboard_->set_status(run_control_->handle("status"));
   progress_->update(elapsed, s, fps, cfg_.topology.actors);
 
   check_stop_rules(s, live);

@@ -39,6 +39,9 @@
 #include "scripts/experiment_loader.h"
 
 namespace moonseed {
+namespace dashboard {
+class Server;
+}
 namespace engine {
 class Learner;
 }
@@ -100,6 +103,7 @@ class Run {
   void keep_best(const std::string& path, const engine::LearnerStats& s, double elapsed);
   void start_serving();
   void open_control();
+  void start_dashboard();  // dashboard.listen: the server, its URL printed and in dashboard.address
   void log_tick(double now);
   // cfg_ with its schedules applied at `frames`: the control loop's fields now.
   engine::ExperimentConfig live_config(int64_t frames) const;
@@ -132,6 +136,7 @@ class Run {
   std::unique_ptr<rpc::ControlServer> control_;
   std::unique_ptr<RunControl> run_control_;
   std::unique_ptr<BestCheckpoint> best_;
+  std::unique_ptr<dashboard::Server> dashboard_;  // reads RUN_DIR's files; the control loop hands it the status
 
   // The control loop's clock: steady seconds.
   double t0_ = 0;            // when the run started, earlier by the elapsed time of a resumed one

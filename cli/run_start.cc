@@ -23,6 +23,7 @@
 #include "cli/run_control.h"
 #include "cli/run_report.h"
 #include "cli/tensorboard_sink.h"
+#include "dashboard/server.h"
 #include "cli/version.h"
 #include "engine/learner/learner.h"
 #include "envs/describe.h"
@@ -313,6 +314,17 @@ void Run::open_control() {
   }
   run_control_ = std::make_unique<RunControl>(
       RunContext{*learner_, cfg_, *reload_, *dir_, *progress_, [this] { return elapsed_s(); }, stop_reason_});
+}
+
+// The dashboard (docs/dashboard.md) on its own threads: it reads the run
+// directory's files, and the status the control loop hands it at each tick.
+void Run::start_dashboard() {
+  if (cfg_.dashboard.listen.empty()) return;
+  dashboard_ = std::make_unique<dashboard::Server>(std::vector<std::string>{dir_->path()}, auth_token_);
+  const std::string url = dashboard_->start(cfg_.dashboard.listen);
+  dashboard_->set_status(run_control_->handle("status"));
+  write_or_warn(*dir_, "dashboard.address", url + "\n", "open the dashboard at " + url);
+  std::cerr << "moonseed: dashboard on " << url << "\n";
 }
 
 }  // namespace moonseed::cli

@@ -171,6 +171,12 @@ struct RewardShapingConfig {
   bool operator!=(const RewardShapingConfig& o) const { return !(*this == o); }
 };
 
+struct DashboardConfig {
+  // "HOST:PORT" the run's dashboard serves on (docs/dashboard.md); port 0 = a free one;
+  // "" = no dashboard. Beyond loopback only with the run's auth token. Restart-only.
+  std::string listen = "127.0.0.1:0";
+};
+
 struct ExperimentConfig {
   std::string name = "experiment";
   std::string algo = "vtrace";
@@ -190,6 +196,7 @@ struct ExperimentConfig {
   CheckpointConfig checkpoint;
   RecordConfig record;
   WarmStartConfig warm_start;
+  DashboardConfig dashboard;
   // Fields that follow a schedule (engine/config/schedule.h), sorted by path; empty =
   // every field constant. Each such field also holds its value at x = 0.
   std::vector<ScheduledField> schedules;

@@ -350,6 +350,10 @@ std::vector<FieldSchema> build_schema() {
       number(MOONSEED_FIELD(warm_start.bc_cost), 0, kInf, kRestart,
              "V-trace: weight of behaviour cloning, -log pi(a|x) of the logged actions, added to the loss "
              "during the warm start"),
+
+      string(MOONSEED_FIELD(dashboard.listen), {}, kRestart,
+             "HOST:PORT the run's dashboard serves on (docs/dashboard.md); port 0 = a free one; \"\" = no "
+             "dashboard; beyond loopback only with the run's auth token"),
   };
 }
 
@@ -362,7 +366,8 @@ std::vector<FieldSchema> build_schema() {
   // `schedules` is not a field: it belongs to the fields it schedules.
   // `reward_shaping` is kRewardShapingPath, handled by hand (schema.h).
   [[maybe_unused]] auto& [name, algo, seed, runs_dir, group_access, env, model, vtrace, r2d2, optimizer, topology, inference,
-                          learner, stop, log, checkpoint, record, warm_start, schedules, reward_shaping] = c;
+                          learner, stop, log, checkpoint, record, warm_start, dashboard, schedules, reward_shaping] = c;
+  [[maybe_unused]] auto& [dashboard_listen] = c.dashboard;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
   [[maybe_unused]] auto& [env_id, env_options, env_model, env_plugin, env_python, env_python_path, env_wrappers] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;

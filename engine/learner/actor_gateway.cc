@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "base/secret.h"
 #include "envs/wrappers/wrapper_spec.h"
 
 namespace moonseed::engine {
@@ -22,17 +23,6 @@ uint64_t actor_seed(uint64_t run_seed, int actor_id, uint64_t connection) {
                connection * 0x94D049BB133111EBull;
   x ^= x >> 31;
   return x & 0xFFFFFFFFull;  // numpy-style seeds are small non-negative integers
-}
-
-// Compares in time independent of where the first difference is, so a
-// remote peer cannot learn the token a byte at a time.
-bool tokens_match(const std::string& expected, const std::string& given) {
-  if (expected.empty()) return true;
-  unsigned char diff = expected.size() == given.size() ? 0 : 1;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
-  }
-  return diff == 0;
 }
 
 // A float32's bits: all exponent bits set is NaN or an infinity.
@@ -214,7 +204,7 @@ std::vector<int> ActorGateway::release_hung(double timeout_s) {
 
 rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
   rpc::Admission admission;
-  if (!tokens_match(auth_token_, hello.auth_token)) {
+  if (!base::secret_matches(auth_token_, hello.auth_token)) {
     admission.reason = "wrong auth token (give the learner's with --auth-token-file or MOONSEED_AUTH_TOKEN)";
     admission.bad_credentials = true;  // the server slows down the address that sent it
     auth_failures_.fetch_add(1, std::memory_order_relaxed);

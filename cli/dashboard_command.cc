@@ -1,0 +1,96 @@
+// `moonseed dashboard [RUNS_DIR|RUN_DIR...] [--listen HOST:PORT] [--auth-token-file FILE]`:
+// the dashboard (docs/dashboard.md) over past runs, to compare them, until
+// Ctrl-C. Served by the `moonseed` binary itself: no Lua, no LibTorch.
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/auth_token.h"
+#include "cli/commands.h"
+#include "dashboard/server.h"
+
+namespace moonseed::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: moonseed dashboard [RUNS_DIR|RUN_DIR...] [--listen HOST:PORT] [--auth-token-file FILE]\n"
+    "\n"
+    "Serves the dashboard over past runs until Ctrl-C: their metrics on shared charts (x in frames\n"
+    "or wall time, mean and band across runs of one name), events and configs. A RUN_DIR is a\n"
+    "directory with metrics.jsonl; a RUNS_DIR holds such directories. Default: runs/.\n"
+    "\n"
+    "  --listen HOST:PORT      where to serve (default 127.0.0.1:0: this host, a free port);\n"
+    "                          beyond this host only with an auth token\n"
+    "  --auth-token-file FILE  the token a browser must give beyond this host (else\n"
+    "                          $MOONSEED_AUTH_TOKEN); see docs/security.md\n";
+
+bool is_run_dir(const std::filesystem::path& p) { return std::filesystem::is_regular_file(p / "metrics.jsonl"); }
+
+// Each path as a run directory, or the run directories inside it (sorted by name).
+std::vector<std::string> find_runs(const std::vector<std::string>& paths) {
+  std::vector<std::string> runs;
+  for (const std::string& path : paths) {
+    if (is_run_dir(path)) {
+      runs.push_back(strip_slash(path));
+      continue;
+    }
+    if (!std::filesystem::is_directory(path)) throw std::runtime_error(path + " is not a directory");
+    std::vector<std::string> inside;
+    for (const auto& entry : std::filesystem::directory_iterator(path)) {
+      if (entry.is_directory() && is_run_dir(entry.path())) inside.push_back(entry.path().string());
+    }
+    if (inside.empty()) throw std::runtime_error(path + " holds no run (no metrics.jsonl in it or its subdirectories)");
+    std::sort(inside.begin(), inside.end());
+    runs.insert(runs.end(), inside.begin(), inside.end());
+  }
+  return runs;
+}
+
+}  // namespace
+
+int dashboard_command(const Args& args) {
+  if (wants_help(args)) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  std::string listen = "127.0.0.1:0";
+  std::string token_file;
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if ((args[i] == "--listen" || args[i] == "--auth-token-file") && i + 1 < args.size()) {
+      (args[i] == "--listen" ? listen : token_file) = args[i + 1];
+      ++i;
+    } else if (args[i] == "--auth-token") {
+      std::fprintf(stderr, "moonseed dashboard: %s\n", auth_token_on_command_line_message().c_str());
+      return 2;
+    } else if (!args[i].empty() && args[i][0] == '-') {
+      std::fprintf(stderr, "moonseed dashboard: unknown or incomplete option '%s'\n\n%s", args[i].c_str(), kUsage);
+      return 2;
+    } else {
+      paths.push_back(args[i]);
+    }
+  }
+  if (paths.empty()) paths.push_back("runs");
+  const std::vector<std::string> runs = find_runs(paths);
+  // Ctrl-C and SIGTERM are waited for below; blocked before the server's threads start.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  dashboard::Server server(runs, auth_token(token_file));
+  const std::string url = server.start(listen);
+  std::fprintf(stderr, "moonseed: dashboard of %zu run%s on %s (Ctrl-C stops it)\n", runs.size(),
+               runs.size() == 1 ? "" : "s", url.c_str());
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  server.stop();
+  return 0;
+}
+
+}  // namespace moonseed::cli

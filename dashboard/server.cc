@@ -1,0 +1,262 @@
+#include "dashboard/server.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <httplib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include "base/log.h"
+#include "base/secret.h"
+#include "base/text.h"
+#include "dashboard/assets.h"
+#include "rpc/address.h"
+
+namespace moonseed::dashboard {
+namespace {
+
+constexpr const char* kCookie = "moonseed_token";
+
+const char* content_type(const std::string& name) {
+  const auto ends_with = [&](const char* ext) {
+    const size_t n = std::strlen(ext);
+    return name.size() >= n && name.compare(name.size() - n, n, ext) == 0;
+  };
+  if (ends_with(".html")) return "text/html; charset=utf-8";
+  if (ends_with(".js")) return "text/javascript; charset=utf-8";
+  if (ends_with(".css")) return "text/css; charset=utf-8";
+  return "application/octet-stream";
+}
+
+rpc::Address parse_listen(const std::string& listen) {
+  std::string error;
+  const std::optional<rpc::Address> address = rpc::parse_address("tcp:" + listen, &error);
+  if (!address || address->kind != rpc::Address::Kind::kTcp) {
+    throw std::invalid_argument("dashboard.listen = \"" + listen +
+                                "\" is not HOST:PORT (e.g. \"127.0.0.1:0\", \"[::1]:8080\", \"0.0.0.0:8080\")");
+  }
+  return *address;
+}
+
+// Up to `max_bytes` of `path` from byte `from`; "" past its end. Sets `size` to the file's size.
+std::string read_part(const std::string& path, size_t from, size_t max_bytes, size_t& size) {
+  size = 0;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat st {};
+  std::string out;
+  if (::fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) > from) {
+    size = static_cast<size_t>(st.st_size);
+    out.resize(std::min(max_bytes, size - from));
+    size_t got = 0;
+    while (got < out.size()) {
+      const ssize_t n = ::pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(from + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    out.resize(got);
+  } else if (::fstat(fd, &st) == 0) {
+    size = static_cast<size_t>(st.st_size);
+  }
+  ::close(fd);
+  return out;
+}
+
+// A request parameter as a non-negative integer no larger than `max`; false when absent or not one.
+bool param_index(const httplib::Request& req, const char* name, size_t max, size_t& out) {
+  if (!req.has_param(name)) return false;
+  const std::string text = req.get_param_value(name);
+  if (text.empty() || text.size() > 18) return false;
+  size_t value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<size_t>(c - '0');
+  }
+  if (value > max) return false;
+  out = value;
+  return true;
+}
+
+void bad_request(httplib::Response& res, const std::string& why) {
+  res.status = 400;
+  res.set_content("400 bad request: " + why + "\n", "text/plain; charset=utf-8");
+}
+
+// The token a request carries: ?token=, "Authorization: Bearer", or the cookie.
+std::string given_token(const httplib::Request& req) {
+  if (req.has_param("token")) return req.get_param_value("token");
+  const std::string auth = req.get_header_value("Authorization");
+  if (auth.rfind("Bearer ", 0) == 0) return auth.substr(7);
+  const std::string cookies = req.get_header_value("Cookie");
+  const std::string key = std::string(kCookie) + "=";
+  size_t at = 0;
+  while (at < cookies.size()) {
+    while (at < cookies.size() && (cookies[at] == ' ' || cookies[at] == ';')) ++at;
+    const size_t end = std::min(cookies.find(';', at), cookies.size());
+    if (cookies.compare(at, key.size(), key) == 0) return cookies.substr(at + key.size(), end - at - key.size());
+    at = end;
+  }
+  return "";
+}
+
+// The Host header names this host: localhost, 127.x.x.x or [::1], with any port.
+bool loopback_host_header(const std::string& host_header) {
+  std::string host = host_header;
+  if (!host.empty() && host[0] == '[') {
+    host = host.substr(0, host.find(']') + 1);
+    return host == "[::1]";
+  }
+  host = host.substr(0, host.find(':'));
+  return host == "localhost" || host.rfind("127.", 0) == 0;
+}
+
+std::string run_name(const std::string& dir) {
+  std::string d = dir;
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  const size_t slash = d.rfind('/');
+  return slash == std::string::npos ? d : d.substr(slash + 1);
+}
+
+}  // namespace
+
+bool listen_is_loopback(const std::string& listen) { return rpc::only_this_host(parse_listen(listen)); }
+
+Server::Server(std::vector<std::string> run_dirs, std::string auth_token)
+    : run_dirs_(std::move(run_dirs)), token_(std::move(auth_token)), http_(std::make_unique<httplib::Server>()) {}
+
+Server::~Server() { stop(); }
+
+std::string Server::start(const std::string& listen) {
+  const rpc::Address address = parse_listen(listen);
+  require_token_ = !rpc::only_this_host(address);
+  if (require_token_ && token_.empty()) {
+    throw std::invalid_argument("dashboard.listen = \"" + listen +
+                                "\" reaches beyond this host, and the run has no auth token: give it one "
+                                "(--auth-token-file or MOONSEED_AUTH_TOKEN, docs/security.md) or listen on "
+                                "127.0.0.1");
+  }
+  http_->new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
+  http_->set_read_timeout(5);
+  http_->set_write_timeout(5);
+  http_->set_keep_alive_timeout(2);
+  http_->set_keep_alive_max_count(100);
+  http_->set_payload_max_length(4096);  // GET only: no request needs a body
+  route();
+  int port = address.port;
+  if (port == 0) {
+    port = http_->bind_to_any_port(address.host);
+  } else if (!http_->bind_to_port(address.host, port)) {
+    port = -1;
+  }
+  if (port <= 0) throw std::runtime_error("dashboard: cannot listen on " + listen + ": " + std::strerror(errno));
+  thread_ = std::thread([http = http_.get()] { http->listen_after_bind(); });
+  const bool v6 = address.host.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + address.host + "]" : address.host) + ":" + std::to_string(port) + "/";
+}
+
+void Server::stop() {
+  if (http_) http_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Server::set_status(std::string json) {
+  base::MutexLock lock(mu_);
+  status_ = std::move(json);
+}
+
+std::string Server::status() const {
+  base::MutexLock lock(mu_);
+  return status_;
+}
+
+void Server::route() {
+  using httplib::Request;
+  using httplib::Response;
+  http_->set_pre_routing_handler([this](const Request& req, Response& res) {
+    if (!require_token_) {
+      if (loopback_host_header(req.get_header_value("Host"))) return httplib::Server::HandlerResponse::Unhandled;
+      res.status = 403;
+      res.set_content("403 forbidden: this dashboard answers only requests addressed to this host\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    const std::string given = given_token(req);
+    if (given.empty() || !base::secret_matches(token_, given)) {
+      res.status = 401;
+      res.set_content("401 unauthorized: open the dashboard with ?token=THE_RUN'S_AUTH_TOKEN\n", "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.has_param("token")) {
+      res.set_header("Set-Cookie", std::string(kCookie) + "=" + given + "; Path=/; HttpOnly; SameSite=Strict");
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  http_->set_exception_handler([](const Request&, Response& res, std::exception_ptr) {
+    res.status = 500;
+    res.set_content("500 internal error\n", "text/plain");
+  });
+  http_->Get(R"(/([A-Za-z0-9_.-]*))", [](const Request& req, Response& res) {
+    const std::string name = req.matches[1].str().empty() ? "index.html" : req.matches[1].str();
+    for (const Asset& a : assets()) {
+      if (name == a.name) {
+        res.set_content(reinterpret_cast<const char*>(a.data), a.size, content_type(name));
+        return;
+      }
+    }
+    res.status = 404;
+    res.set_content("404 not found\n", "text/plain");
+  });
+  http_->Get("/api/runs", [this](const Request&, Response& res) {
+    std::string out = "[";
+    for (size_t i = 0; i < run_dirs_.size(); ++i) {
+      out += (i ? ", " : "") + std::string("{\"run\": ") + std::to_string(i) +
+             ", \"name\": " + base::json_quote(run_name(run_dirs_[i])) + "}";
+    }
+    res.set_content(out + "]", "application/json");
+  });
+  http_->Get("/api/rows", [this](const Request& req, Response& res) {
+    size_t run = 0;
+    size_t from = 0;
+    if (!param_index(req, "run", run_dirs_.empty() ? 0 : run_dirs_.size() - 1, run) || run_dirs_.empty()) {
+      return bad_request(res, "run= must be the index of a run (GET /api/runs)");
+    }
+    if (!param_index(req, "from", SIZE_MAX / 2, from)) return bad_request(res, "from= must be a byte offset");
+    size_t size = 0;
+    std::string chunk = read_part(run_dirs_[run] + "/metrics.jsonl", from, kMaxChunkBytes, size);
+    // Whole lines only; a line longer than a whole chunk is skipped.
+    const size_t last = chunk.rfind('\n');
+    size_t next = from;
+    if (last != std::string::npos) {
+      chunk.resize(last + 1);
+      next = from + chunk.size();
+    } else {
+      if (chunk.size() == kMaxChunkBytes) next = from + chunk.size();
+      chunk.clear();
+    }
+    std::string rows;
+    for (size_t at = 0; at < chunk.size();) {
+      const size_t end = chunk.find('\n', at);
+      if (end > at) rows += (rows.empty() ? "" : ",\n") + chunk.substr(at, end - at);
+      at = end + 1;
+    }
+    res.set_content("{\"from\": " + std::to_string(from) + ", \"next\": " + std::to_string(next) +
+                        ", \"size\": " + std::to_string(size) + ", \"rows\": [" + rows + "]}",
+                    "application/json");
+  });
+  http_->Get("/api/config", [this](const Request& req, Response& res) {
+    size_t run = 0;
+    if (run_dirs_.empty() || !param_index(req, "run", run_dirs_.size() - 1, run)) {
+      return bad_request(res, "run= must be the index of a run (GET /api/runs)");
+    }
+    size_t size = 0;
+    res.set_content(read_part(run_dirs_[run] + "/config.lua", 0, kMaxConfigBytes, size), "text/plain; charset=utf-8");
+  });
+  http_->Get("/api/status", [this](const Request&, Response& res) { res.set_content(status(), "application/json"); });
+}
+
+}  // namespace moonseed::dashboard

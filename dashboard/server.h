@@ -1,0 +1,83 @@
+// The dashboard's HTTP server (docs/dashboard.md): a page built into the
+// binary (dashboard/assets.h) and the JSON it polls, read from run directories.
+//
+//   dashboard::Server server({run.path()}, auth_token);
+//   std::string url = server.start("127.0.0.1:0");   // "http://127.0.0.1:PORT/"
+//   server.set_status(status_json);                  // a live run, at each log tick
+//
+// What it serves (RUN = the index of a run directory given to the constructor):
+//   GET /                          index.html; GET /NAME another built-in file (dashboard.js, ...)
+//   GET /api/runs                  [{"run": 0, "name": "cartpole-20261126-120000"}, ...]
+//   GET /api/rows?run=RUN&from=B   metrics.jsonl's whole lines from byte B, at most kMaxChunkBytes:
+//                                  {"from": B, "next": B2, "rows": [row, ...]}; poll again from B2
+//   GET /api/config?run=RUN        config.lua as text (at most kMaxConfigBytes)
+//   GET /api/status                the last set_status() JSON (a live run's `ctl status`), or null
+// A missing or malformed parameter gets 400, an unknown path 404; the request
+// size, the threads and the time a connection may take are bounded (server.cc).
+//
+// Access: on a loopback address every request is served whose Host header names
+// a loopback host (so a web page elsewhere cannot reach it by DNS rebinding:
+// others get 403). On any other address start() requires the token, and every
+// request must carry it: as ?token=TOKEN (the reply then sets the cookie
+// moonseed_token, so the page's own requests carry it), the cookie, or the header
+// "Authorization: Bearer TOKEN"; compared in constant time; others get 401.
+//
+// Failures: start() throws std::invalid_argument for an address that is not
+// HOST:PORT or one beyond loopback without a token, std::runtime_error when it
+// cannot listen. Requests never throw out of the server: a failure is a 500.
+//
+// Thread-safety: start() and stop() from one thread; set_status() from any.
+// Requests run on the server's own threads (at most kThreads), so whoever
+// calls set_status() waits at most for a string copy.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/mutex.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace moonseed::dashboard {
+
+class Server {
+ public:
+  static constexpr size_t kMaxChunkBytes = 1 << 20;   // metrics.jsonl bytes per /api/rows reply
+  static constexpr size_t kMaxConfigBytes = 1 << 20;  // config.lua bytes served
+  static constexpr int kThreads = 4;                  // requests served at once
+
+  Server(std::vector<std::string> run_dirs, std::string auth_token);
+  ~Server();  // stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Listens on `listen` ("HOST:PORT", "[::1]:PORT"; port 0 = a free one) and
+  // serves on threads of its own. Returns the page's URL, "http://HOST:PORT/".
+  std::string start(const std::string& listen);
+  void stop();
+
+  void set_status(std::string json);
+
+ private:
+  void route();
+  std::string status() const;
+
+  const std::vector<std::string> run_dirs_;
+  const std::string token_;
+  bool require_token_ = false;  // listening beyond loopback
+  std::unique_ptr<httplib::Server> http_;
+  std::thread thread_;
+  mutable base::Mutex mu_;
+  std::string status_ GUARDED_BY(mu_) = "null";
+};
+
+// True when `listen` ("HOST:PORT") is an address only this host can reach.
+// Throws std::invalid_argument when it is not HOST:PORT.
+bool listen_is_loopback(const std::string& listen);
+
+}  // namespace moonseed::dashboard

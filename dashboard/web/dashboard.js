@@ -1,0 +1,275 @@
+// The Moonseed dashboard page (docs/dashboard.md). It polls the server's JSON
+// (dashboard/server.h) once a second: each run's metrics.jsonl rows from where
+// it left off, the live run's status, and shows them as charts and tables.
+"use strict";
+
+const state = {
+  runs: [],            // {run, name, next, rows: [], events: []}
+  metrics: new Set(),  // numeric keys seen in metric rows
+  chosen: new Set(["return_mean"]),
+  charts: new Map(),   // metric -> {plot, key}
+  x: "frames",
+  group: false,
+};
+const hasChartLibrary = typeof uPlot !== "undefined";
+const kSkip = new Set(["time_s", "frames"]);  // x candidates, not curves
+
+async function getJson(url) {
+  const r = await fetch(url, {credentials: "same-origin"});
+  if (!r.ok) throw new Error(url + ": HTTP " + r.status);
+  return r.json();
+}
+
+function el(tag, props, ...children) {
+  const e = document.createElement(tag);
+  Object.assign(e, props || {});
+  for (const c of children) e.append(c);
+  return e;
+}
+
+// "cartpole-20261126-120000" -> "cartpole": runs of one recipe differ by start time.
+function recipeOf(name) {
+  return name.replace(/-\d{8}-\d{6}(-\d+)?$/, "");
+}
+
+async function pollRows(run) {
+  for (let i = 0; i < 50; i++) {  // at most 50 chunks a poll
+    const reply = await getJson("api/rows?run=" + run.run + "&from=" + run.next);
+    for (const row of reply.rows) {
+      if ("event" in row) {
+        run.events.push(row);
+        addEvent(run, row);
+      } else {
+        run.rows.push(row);
+        for (const [k, v] of Object.entries(row)) {
+          if (typeof v === "number" && !kSkip.has(k) && !state.metrics.has(k)) {
+            state.metrics.add(k);
+            addMetricChoice(k);
+          }
+        }
+      }
+    }
+    if (reply.next === run.next) break;
+    run.next = reply.next;
+    if (reply.next >= reply.size) break;
+  }
+}
+
+function addMetricChoice(key) {
+  const box = el("input", {type: "checkbox", checked: state.chosen.has(key), value: key});
+  box.addEventListener("change", () => {
+    if (box.checked) state.chosen.add(key); else state.chosen.delete(key);
+    redraw(true);
+  });
+  const list = document.getElementById("metric-list");
+  const labels = [...list.children];
+  const label = el("label", {}, box, " " + key);
+  const after = labels.find((l) => l.textContent.trim() > key);
+  list.insertBefore(label, after || null);
+}
+
+function eventDetails(row) {
+  const rest = Object.assign({}, row);
+  delete rest.time_s;
+  delete rest.event;
+  return JSON.stringify(rest);
+}
+
+function addEvent(run, row) {
+  const tbody = document.querySelector("#events tbody");
+  const cls = row.event.startsWith("reload") ? "reload" : (row.event.includes("lost") || row.event.includes("left") ? "lost" : "");
+  const tr = el("tr", {className: cls},
+    el("td", {textContent: run.name}), el("td", {textContent: (row.time_s ?? 0).toFixed(1)}),
+    el("td", {textContent: row.event}), el("td", {textContent: eventDetails(row)}));
+  tr.dataset.event = row.event;
+  tbody.prepend(tr);
+}
+
+// Series for one metric: one per run, or mean, min and max per recipe when grouping.
+function seriesFor(metric) {
+  const perRun = state.runs.map((run) => {
+    const pts = run.rows.filter((r) => typeof r[metric] === "number" && typeof r[state.x] === "number")
+      .map((r) => [r[state.x], r[metric]]);
+    return {label: run.name, recipe: recipeOf(run.name), pts};
+  });
+  if (!state.group) return perRun.map((s) => ({label: s.label, pts: s.pts}));
+  const groups = new Map();
+  for (const s of perRun) {
+    if (!groups.has(s.recipe)) groups.set(s.recipe, []);
+    groups.get(s.recipe).push(s);
+  }
+  const out = [];
+  for (const [recipe, members] of groups) {
+    // Each run's value at each x (the last point at or before it), over the xs all of them reach.
+    const xs = [...new Set(members.flatMap((m) => m.pts.map((p) => p[0])))].sort((a, b) => a - b);
+    const end = Math.min(...members.map((m) => m.pts.length ? m.pts[m.pts.length - 1][0] : -Infinity));
+    const mean = [], lo = [], hi = [];
+    for (const x of xs) {
+      if (x > end) break;
+      const vals = members.map((m) => {
+        let v = null;
+        for (const p of m.pts) { if (p[0] <= x) v = p[1]; else break; }
+        return v;
+      }).filter((v) => v !== null);
+      if (vals.length !== members.length) continue;
+      const avg = vals.reduce((a, b) => a + b, 0) / vals.length;
+      mean.push([x, avg]); lo.push([x, Math.min(...vals)]); hi.push([x, Math.max(...vals)]);
+    }
+    const n = members.length;
+    out.push({label: recipe + " mean (" + n + " run" + (n > 1 ? "s" : "") + ")", pts: mean});
+    out.push({label: recipe + " min", pts: lo, band: true});
+    out.push({label: recipe + " max", pts: hi, band: true});
+  }
+  return out;
+}
+
+// uPlot wants one x array: the union of the series' xs, null where a series has no point.
+function aligned(series) {
+  const xs = [...new Set(series.flatMap((s) => s.pts.map((p) => p[0])))].sort((a, b) => a - b);
+  const index = new Map(xs.map((x, i) => [x, i]));
+  const data = [xs];
+  for (const s of series) {
+    const ys = new Array(xs.length).fill(null);
+    for (const [x, y] of s.pts) ys[index.get(x)] = y;
+    data.push(ys);
+  }
+  return data;
+}
+
+const kColors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+
+function redraw(rebuild) {
+  const box = document.getElementById("charts");
+  if (rebuild) {
+    for (const c of state.charts.values()) if (c.plot) c.plot.destroy();
+    state.charts.clear();
+    box.textContent = "";
+  }
+  for (const metric of [...state.chosen].sort()) {
+    if (!state.metrics.has(metric)) continue;
+    const series = seriesFor(metric);
+    const data = aligned(series);
+    const key = series.map((s) => s.label).join("|") + "|" + state.x;
+    let chart = state.charts.get(metric);
+    if (chart && chart.key !== key) {
+      if (chart.plot) chart.plot.destroy();
+      chart.div.remove();
+      chart = null;
+    }
+    if (!chart) {
+      const div = el("div", {className: "chart"}, el("h3", {textContent: metric}));
+      div.dataset.metric = metric;
+      box.append(div);
+      chart = {div, key, plot: null};
+      if (hasChartLibrary) {
+        let color = -1;
+        const opts = {
+          width: Math.max(300, box.clientWidth - 10), height: 220,
+          scales: {x: {time: false}},
+          axes: [{label: state.x === "frames" ? "frames" : "wall time (s)"}, {}],
+          series: [{}].concat(series.map((s) => {
+            if (!s.band) color++;
+            const c = kColors[color % kColors.length];
+            return {label: s.label, stroke: c, width: s.band ? 0.5 : 1.5, spanGaps: true,
+                    dash: s.band ? [4, 4] : undefined};
+          })),
+        };
+        if (state.group) {
+          // Fill between each recipe's min and max (series 3k+2 and 3k+3, counting x as 0).
+          opts.bands = [];
+          for (let i = 0; i < series.length; i += 3) {
+            opts.bands.push({series: [i + 3, i + 2], fill: kColors[(i / 3) % kColors.length] + "33"});
+          }
+        }
+        chart.plot = new uPlot(opts, data, div);
+      }
+      state.charts.set(metric, chart);
+    } else if (chart.plot) {
+      chart.plot.setData(data);
+    }
+    chart.div.dataset.points = String(data[0].length);
+  }
+}
+
+function updateCounts() {
+  const d = document.getElementById("chart-data");
+  let points = 0, lastFrames = 0, events = 0, reloads = 0;
+  for (const run of state.runs) {
+    points += run.rows.filter((r) => typeof r.return_mean === "number").length;
+    const last = run.rows[run.rows.length - 1];
+    if (last && typeof last.frames === "number") lastFrames = Math.max(lastFrames, last.frames);
+    events += run.events.length;
+    reloads += run.events.filter((e) => e.event === "reload").length;
+  }
+  d.dataset.runs = String(state.runs.length);
+  d.dataset.points = String(points);
+  d.dataset.lastFrames = String(lastFrames);
+  d.dataset.events = String(events);
+  d.dataset.reloads = String(reloads);
+}
+
+async function pollStatus() {
+  const status = await getJson("api/status");
+  const box = document.getElementById("status-box");
+  if (status === null) return;
+  box.hidden = false;
+  const tbody = document.querySelector("#status tbody");
+  tbody.textContent = "";
+  const result = Object.assign({}, status.result ?? status);
+  // The rate comes with the metrics rows, not with `ctl status`: the newest row's.
+  const rows = state.runs.length ? state.runs[0].rows : [];
+  if (rows.length && typeof rows[rows.length - 1].fps === "number") result.fps = rows[rows.length - 1].fps;
+  for (const [k, v] of Object.entries(result)) {
+    tbody.append(el("tr", {}, el("th", {textContent: k}), el("td", {textContent: typeof v === "number" ? +v.toPrecision(6) : String(v)})));
+  }
+}
+
+async function showConfig() {
+  const sel = document.getElementById("config-run");
+  const r = await fetch("api/config?run=" + sel.value, {credentials: "same-origin"});
+  document.getElementById("config").textContent = await r.text();
+}
+
+let lastReloads = -1;
+async function tick() {
+  try {
+    const before = state.runs.map((r) => r.rows.length).join(",");
+    for (const run of state.runs) await pollRows(run);
+    await pollStatus();
+    const after = state.runs.map((r) => r.rows.length).join(",");
+    if (after !== before) redraw(false);
+    updateCounts();
+    const reloads = state.runs.reduce((n, r) => n + r.events.filter((e) => e.event.startsWith("reload")).length, 0);
+    if (reloads !== lastReloads) { lastReloads = reloads; await showConfig(); }
+  } catch (e) {
+    showNotice("cannot reach the run: " + e.message);
+  }
+  setTimeout(tick, 1000);
+}
+
+function showNotice(text) {
+  const n = document.getElementById("notice");
+  n.textContent = text;
+  n.hidden = false;
+}
+
+async function main() {
+  if (!hasChartLibrary) showNotice("This build has no chart library (npm was not reachable when it was built): tables only.");
+  const runs = await getJson("api/runs");
+  state.runs = runs.map((r) => ({run: r.run, name: r.name, next: 0, rows: [], events: []}));
+  document.getElementById("runs").textContent = state.runs.map((r) => r.name).join(", ");
+  const sel = document.getElementById("config-run");
+  for (const r of state.runs) sel.append(el("option", {value: r.run, textContent: r.name}));
+  sel.addEventListener("change", showConfig);
+  const recipes = new Set(state.runs.map((r) => recipeOf(r.name)));
+  if (recipes.size < state.runs.length) document.getElementById("group-label").hidden = false;
+  // ?x=time_s and ?group=1 open the page with those choices made (links, tests).
+  const params = new URLSearchParams(location.search);
+  if (params.get("x") === "time_s") { state.x = "time_s"; document.getElementById("x-axis").value = "time_s"; }
+  if (params.get("group") === "1") { state.group = true; document.getElementById("group-seeds").checked = true; }
+  document.getElementById("x-axis").addEventListener("change", (e) => { state.x = e.target.value; redraw(true); });
+  document.getElementById("group-seeds").addEventListener("change", (e) => { state.group = e.target.checked; redraw(true); });
+  tick();
+}
+
+main();

@@ -1,0 +1,192 @@
+#include "dashboard/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace moonseed::dashboard {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A run directory with the files the dashboard reads.
+std::string make_run(const std::string& name, const std::string& metrics) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("dashboard-" + std::to_string(::getpid())) / name;
+  fs::create_directories(dir);
+  std::ofstream(dir / "metrics.jsonl", std::ios::trunc) << metrics;
+  std::ofstream(dir / "config.lua", std::ios::trunc) << "return {\n  name = \"cartpole\",\n}\n";
+  return dir.string();
+}
+
+void append(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::app) << text; }
+
+int port_of(const std::string& url) { return std::atoi(url.substr(url.rfind(':') + 1).c_str()); }
+
+// Sends `request` as is over a fresh TCP connection to 127.0.0.1:port and
+// returns everything the server wrote until it closed the connection (each
+// request says "Connection: close", or is one the server closes on).
+std::string http_exchange(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot connect");
+  }
+  for (size_t sent = 0; sent < request.size();) {
+    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server may close early on a request it refuses
+    sent += static_cast<size_t>(n);
+  }
+  if (request.empty()) ::shutdown(fd, SHUT_WR);  // said nothing: the server sees the end at once
+  std::string reply;
+  char buf[65536];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) reply.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return reply;
+}
+
+std::string get(int port, const std::string& target, const std::string& headers = "") {
+  return http_exchange(port, "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                            "\r\nConnection: close\r\n" + headers + "\r\n");
+}
+
+int status_of(const std::string& reply) {
+  return reply.rfind("HTTP/1.1 ", 0) == 0 ? std::atoi(reply.c_str() + 9) : -1;
+}
+
+std::string body_of(const std::string& reply) {
+  const size_t at = reply.find("\r\n\r\n");
+  return at == std::string::npos ? "" : reply.substr(at + 4);
+}
+
+const std::string kRow1 = "{\"time_s\": 1.0, \"frames\": 100, \"return_mean\": 12.5}\n";
+const std::string kEvent = "{\"time_s\": 1.5, \"event\": \"reload\", \"config_version\": 1}\n";
+const std::string kRow2 = "{\"time_s\": 2.0, \"frames\": 200, \"return_mean\": 20}\n";
+
+TEST(DashboardServer, ServesThePageItsScriptsAndTheChartLibraryBuiltIn) {
+  Server server({make_run("page", "")}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  const std::string page = get(port, "/");
+  EXPECT_EQ(status_of(page), 200) << page;
+  EXPECT_NE(page.find("<script src=\"dashboard.js\">"), std::string::npos);
+  EXPECT_EQ(status_of(get(port, "/dashboard.js")), 200);
+  EXPECT_NE(get(port, "/dashboard.js").find("text/javascript"), std::string::npos);
+  EXPECT_EQ(status_of(get(port, "/dashboard.css")), 200);
+  const std::string uplot = get(port, "/uPlot.iife.min.js");
+  EXPECT_EQ(status_of(uplot), 200) << "the build has no chart library: was npm reachable when cmake ran?";
+  EXPECT_NE(uplot.find("uPlot"), std::string::npos);
+  EXPECT_EQ(status_of(get(port, "/nothing.js")), 404);
+  EXPECT_EQ(status_of(get(port, "/api/nothing")), 404);
+}
+
+TEST(DashboardServer, RowsComeAsWholeLinesFromWhereThePageLeftOff) {
+  const size_t torn = 20;  // the next row, being written
+  const std::string dir = make_run("rows", kRow1 + kEvent + kRow2.substr(0, torn));
+  Server server({dir}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  const std::string first = body_of(get(port, "/api/rows?run=0&from=0"));
+  const size_t whole = kRow1.size() + kEvent.size();
+  EXPECT_EQ(first, "{\"from\": 0, \"next\": " + std::to_string(whole) + ", \"size\": " +
+                       std::to_string(whole + torn) + ", \"rows\": [" + kRow1.substr(0, kRow1.size() - 1) + ",\n" +
+                       kEvent.substr(0, kEvent.size() - 1) + "]}");
+  append(dir + "/metrics.jsonl", kRow2.substr(torn));
+  const std::string second = body_of(get(port, "/api/rows?run=0&from=" + std::to_string(whole)));
+  EXPECT_NE(second.find("\"rows\": [" + kRow2.substr(0, kRow2.size() - 1) + "]"), std::string::npos) << second;
+  const std::string end = std::to_string(whole + kRow2.size());
+  EXPECT_NE(second.find("\"next\": " + end), std::string::npos) << second;
+  EXPECT_NE(body_of(get(port, "/api/rows?run=0&from=" + end)).find("\"rows\": []"), std::string::npos);
+  EXPECT_EQ(body_of(get(port, "/api/runs")), "[{\"run\": 0, \"name\": \"rows\"}]");
+  EXPECT_EQ(body_of(get(port, "/api/config?run=0")), "return {\n  name = \"cartpole\",\n}\n");
+}
+
+TEST(DashboardServer, StatusIsWhatTheRunHandedItLast) {
+  Server server({make_run("status", "")}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  EXPECT_EQ(body_of(get(port, "/api/status")), "null");
+  server.set_status("{\"ok\": true, \"result\": {\"actors_connected\": 2}}");
+  EXPECT_EQ(body_of(get(port, "/api/status")), "{\"ok\": true, \"result\": {\"actors_connected\": 2}}");
+}
+
+TEST(DashboardServer, MalformedRequestsGet400AndTheServerGoesOn) {
+  Server server({make_run("bad", kRow1)}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  for (const std::string target : {"/api/rows", "/api/rows?run=0", "/api/rows?run=1&from=0", "/api/rows?run=x&from=0",
+                                   "/api/rows?run=0&from=-1", "/api/rows?run=0&from=99999999999999999999999",
+                                   "/api/config", "/api/config?run=7"}) {
+    EXPECT_EQ(status_of(get(port, target)), 400) << target;
+  }
+  EXPECT_EQ(status_of(http_exchange(port, "NONSENSE\r\n\r\n")), 400);
+  EXPECT_EQ(status_of(http_exchange(port, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX: " + std::string(20000, 'a') +
+                                         "\r\n\r\n")),
+            400);
+  EXPECT_EQ(status_of(http_exchange(port, "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")),
+            414);
+  EXPECT_EQ(http_exchange(port, ""), "");  // connected, said nothing, left
+  // A large far offset reads nothing and says where the file ends.
+  EXPECT_NE(body_of(get(port, "/api/rows?run=0&from=123456789")).find("\"rows\": []"), std::string::npos);
+  EXPECT_EQ(status_of(get(port, "/api/rows?run=0&from=0")), 200);
+}
+
+TEST(DashboardServer, OnLoopbackARequestForAnotherHostIsRefused) {
+  Server server({make_run("rebind", kRow1)}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  const std::string foreign = http_exchange(port, "GET /api/rows?run=0&from=0 HTTP/1.1\r\nHost: attacker.example:" +
+                                                 std::to_string(port) + "\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(status_of(foreign), 403) << foreign;
+  EXPECT_EQ(body_of(foreign).find("frames"), std::string::npos);
+  for (const std::string host : {"localhost", "127.0.0.1", "[::1]"}) {
+    EXPECT_EQ(status_of(http_exchange(port, "GET / HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port) +
+                                           "\r\nConnection: close\r\n\r\n")),
+              200)
+        << host;
+  }
+}
+
+TEST(DashboardServer, BeyondLoopbackItNeedsTheToken) {
+  Server refused({make_run("tokenless", "")}, "");
+  EXPECT_THROW(refused.start("0.0.0.0:0"), std::invalid_argument);
+  EXPECT_THROW(refused.start("nonsense"), std::invalid_argument);
+
+  const std::string token = "0123456789abcdef0123456789abcdef";
+  Server server({make_run("token", kRow1)}, token);
+  const int port = port_of(server.start("0.0.0.0:0"));
+  EXPECT_EQ(status_of(get(port, "/")), 401);
+  EXPECT_EQ(status_of(get(port, "/api/rows?run=0&from=0")), 401);
+  EXPECT_EQ(status_of(get(port, "/?token=" + token.substr(1))), 401);
+  EXPECT_EQ(status_of(get(port, "/?token=")), 401);
+  EXPECT_EQ(status_of(get(port, "/", "Cookie: moonseed_token=wrong\r\n")), 401);
+  EXPECT_EQ(status_of(get(port, "/", "Authorization: Bearer " + token + "x\r\n")), 401);
+
+  const std::string opened = get(port, "/?token=" + token);
+  EXPECT_EQ(status_of(opened), 200);
+  EXPECT_NE(opened.find("Set-Cookie: moonseed_token=" + token + "; Path=/; HttpOnly; SameSite=Strict"),
+            std::string::npos)
+      << opened;
+  EXPECT_EQ(status_of(get(port, "/api/rows?run=0&from=0", "Cookie: a=b; moonseed_token=" + token + "\r\n")), 200);
+  EXPECT_EQ(status_of(get(port, "/api/rows?run=0&from=0", "Authorization: Bearer " + token + "\r\n")), 200);
+}
+
+TEST(DashboardServer, ListenIsLoopbackOnlyForLoopbackAddresses) {
+  EXPECT_TRUE(listen_is_loopback("127.0.0.1:0"));
+  EXPECT_TRUE(listen_is_loopback("[::1]:8080"));
+  EXPECT_TRUE(listen_is_loopback("localhost:8080"));
+  EXPECT_FALSE(listen_is_loopback("0.0.0.0:8080"));
+  EXPECT_FALSE(listen_is_loopback("192.168.1.5:8080"));
+  EXPECT_THROW(listen_is_loopback("127.0.0.1"), std::invalid_argument);
+  EXPECT_THROW(listen_is_loopback("127.0.0.1:99999"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace moonseed::dashboard

@@ -1,0 +1,170 @@
+// The live dashboard of a real `moonseed run`, opened in Debian's headless
+// Chromium (docs/dashboard.md): the page's chart holds the run's points, and a
+// hot reload of the script shows up among its events. The test keeps the
+// page's screenshot in build/test-artifacts/dashboard.png.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/e2e/process.h"
+
+namespace moonseed::testing {
+namespace {
+
+const std::string kBinary = MOONSEED_BINARY;
+const std::string kExample = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
+const std::string kChromium = "/usr/bin/chromium";
+
+// The value of data-NAME="..." on the page's #chart-data element; -1 when absent.
+double data_attribute(const std::string& dom, const std::string& name) {
+  std::smatch m;
+  const std::regex pattern("id=\"chart-data\"[^>]*data-" + name + "=\"([0-9.e+-]+)\"");
+  return std::regex_search(dom, m, pattern) ? std::stod(m[1].str()) : -1;
+}
+
+// Chromium, headless, on `url`, with `mode` ("--dump-dom" or "--screenshot=FILE");
+// virtual time lets the page's once-a-second polls run five times. Returns what it printed.
+std::string chromium(const std::string& dir, const std::string& url, const std::string& mode) {
+  const std::string out = dir + "/chromium-" + std::to_string(::getpid()) + "-" + std::to_string(rand()) + ".txt";
+  ChildProcess browser({kChromium, "--headless", "--disable-gpu", "--no-sandbox", "--user-data-dir=" + dir + "/profile",
+                        "--window-size=1200,800", "--virtual-time-budget=5000", mode, url},
+                       out);
+  EXPECT_EQ(browser.wait(120), std::optional<int>(0)) << read_file(out);
+  return read_file(out);
+}
+
+TEST(Dashboard, ARunsChartHoldsItsPointsAndAReloadShowsAsAnEvent) {
+  if (::access(kChromium.c_str(), X_OK) != 0) {
+    GTEST_SKIP() << "chromium is not installed (.ci/setup installs it: apt-get install chromium): "
+                    "the dashboard's browser test is skipped";
+  }
+  const std::string dir = make_temp_dir("moonseed-dashboard");
+  const std::string script = dir + "/exp.lua";
+  const std::string original = read_file(kExample);
+  save_like_an_editor(script, original);
+  const std::string log = dir + "/learner.log";
+  ChildProcess run({kBinary, "run", script, "runs_dir=" + dir + "/runs", "log.interval_s=0.2", "stop.return_mean=0",
+                    "stop.seconds=0", kUntilStopped},
+                   log);
+  std::string run_dir;
+  ASSERT_TRUE(eventually(60, [&] {
+    const auto dirs = list_dirs(dir + "/runs");
+    run_dir = dirs.size() == 1 ? dirs[0] : "";
+    return !run_dir.empty() && last(read_metrics(run_dir + "/metrics.jsonl"), "return_mean") >= 0;
+  })) << read_file(log);
+  ASSERT_TRUE(eventually(30, [&] { return !read_file(run_dir + "/dashboard.address").empty(); })) << read_file(log);
+  std::string url = read_file(run_dir + "/dashboard.address");
+  url.pop_back();  // the newline
+  EXPECT_TRUE(std::regex_match(url, std::regex("http://127\\.0\\.0\\.1:[0-9]+/"))) << url;
+  EXPECT_NE(read_file(log).find("moonseed: dashboard on " + url + "\n"), std::string::npos) << read_file(log);
+
+  save_like_an_editor(script, replaced(original, "lr = 1e-3", "lr = 5e-4"));
+  ASSERT_TRUE(eventually(30, [&] { return !read_events(run_dir + "/metrics.jsonl", "reload").empty(); }))
+      << read_file(log);
+
+  const std::string dom = chromium(dir, url, "--dump-dom");
+  // Every point the page holds is the run's: the N-th point's frames are those of
+  // the N-th row of metrics.jsonl with a return_mean, read after the page was.
+  std::vector<double> frames;
+  for (const MetricsRow& row : read_metrics(run_dir + "/metrics.jsonl")) {
+    if (row.count("return_mean") && row.count("frames") && !row.count("event")) frames.push_back(row.at("frames"));
+  }
+  const double points = data_attribute(dom, "points");
+  ASSERT_GE(points, 1) << dom;
+  ASSERT_LE(points, static_cast<double>(frames.size())) << dom;
+  EXPECT_EQ(data_attribute(dom, "last-frames"), frames[static_cast<size_t>(points) - 1]) << dom;
+  EXPECT_EQ(data_attribute(dom, "runs"), 1) << dom;
+  EXPECT_EQ(data_attribute(dom, "reloads"), 1) << dom;
+  EXPECT_NE(dom.find("data-event=\"reload\""), std::string::npos) << dom;
+  EXPECT_NE(dom.find("optimizer.lr"), std::string::npos) << "the reload's change is shown: " << dom;
+  EXPECT_NE(dom.find("<canvas"), std::string::npos) << "uPlot drew the chart: " << dom;
+  EXPECT_NE(dom.find("<th>actors</th>"), std::string::npos) << "the status table: " << dom;
+  EXPECT_NE(dom.find("<th>fps</th>"), std::string::npos) << "the status table: " << dom;
+  EXPECT_NE(dom.find("lr = 0.0005"), std::string::npos) << "the current config: " << dom;
+
+  const std::string artifacts = MOONSEED_ARTIFACT_DIR;
+  std::filesystem::create_directories(artifacts);
+  chromium(dir, url, "--screenshot=" + artifacts + "/dashboard.png");
+  EXPECT_GT(std::filesystem::file_size(artifacts + "/dashboard.png"), 10000u);
+
+  run.signal(SIGINT);
+  EXPECT_EQ(run.wait(60), std::optional<int>(0)) << read_file(log);
+}
+
+// A short CartPole run with `listen` as dashboard.listen, to its end, in `dir`/runs.
+struct ShortRun {
+  explicit ShortRun(const std::string& listen, std::string in = make_temp_dir("moonseed-dashboard-short"),
+                    const std::string& frames = "2000")
+      : dir(std::move(in)), log(dir + "/learner-" + std::to_string(rand()) + ".log") {
+    ChildProcess run({kBinary, "run", kExample, "runs_dir=" + dir + "/runs", "stop.seconds=0", "stop.frames=" + frames,
+                      "log.interval_s=0.1", "dashboard.listen=" + listen},
+                     log);
+    exit_code = run.wait(120);
+  }
+  std::string output() const { return read_file(log); }
+  std::string dir;
+  std::string log;
+  std::optional<int> exit_code;
+};
+
+// The rows of a run's metrics.jsonl that have a return_mean (the points of its
+// chart), or with `events`, those with an "event" key.
+double rows_of(const std::string& run_dir, bool events = false) {
+  double n = 0;
+  for (const MetricsRow& row : read_metrics(run_dir + "/metrics.jsonl")) {
+    n += events ? row.count("event") > 0 : row.count("return_mean") && !row.count("event");
+  }
+  return n;
+}
+
+TEST(Dashboard, PastRunsOfOneScriptShowOnOneChartWithTheirMeanAndBand) {
+  if (::access(kChromium.c_str(), X_OK) != 0) GTEST_SKIP() << "chromium is not installed (.ci/setup installs it)";
+  const std::string dir = make_temp_dir("moonseed-dashboard-past");
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(ShortRun("127.0.0.1:0", dir, "40000").exit_code, std::optional<int>(0));
+  const auto runs = list_dirs(dir + "/runs");
+  ASSERT_EQ(runs.size(), 2u);
+  ASSERT_GT(rows_of(runs[0]), 0) << "a row with a return_mean";
+  ASSERT_GT(rows_of(runs[1]), 0) << "a row with a return_mean";
+  const std::string log = dir + "/dashboard.log";
+  ChildProcess server({kBinary, "dashboard", dir + "/runs"}, log);
+  std::smatch url;
+  ASSERT_TRUE(eventually(30, [&] {
+    const std::string text = read_file(log);
+    return std::regex_search(text, url, std::regex("dashboard of 2 runs on (http://127\\.0\\.0\\.1:[0-9]+/)"));
+  })) << read_file(log);
+  const std::string dom = chromium(dir, url[1].str() + "?group=1", "--dump-dom");
+  EXPECT_EQ(data_attribute(dom, "runs"), 2) << dom;
+  EXPECT_EQ(data_attribute(dom, "points"), rows_of(runs[0]) + rows_of(runs[1])) << dom;
+  EXPECT_EQ(data_attribute(dom, "events"), rows_of(runs[0], true) + rows_of(runs[1], true)) << dom;
+  EXPECT_NE(dom.find("cartpole_vtrace mean (2 runs)"), std::string::npos) << dom;
+  EXPECT_NE(dom.find("cartpole_vtrace min"), std::string::npos) << dom;
+  server.signal(SIGINT);
+  EXPECT_EQ(server.wait(30), std::optional<int>(0)) << read_file(log);
+}
+
+TEST(Dashboard, AnEmptyListenTurnsItOff) {
+  ShortRun run("\"\"");
+  ASSERT_EQ(run.exit_code, std::optional<int>(0)) << run.output();
+  const auto dirs = list_dirs(run.dir + "/runs");
+  ASSERT_EQ(dirs.size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(dirs[0] + "/dashboard.address"));
+  EXPECT_EQ(run.output().find("dashboard on"), std::string::npos) << run.output();
+}
+
+TEST(Dashboard, BeyondLoopbackWithoutATokenTheRunIsRefused) {
+  ShortRun run("0.0.0.0:0");
+  ASSERT_EQ(run.exit_code, std::optional<int>(1)) << run.output();
+  EXPECT_NE(run.output().find("dashboard.listen = \"0.0.0.0:0\" reaches beyond this host, and the run has no auth "
+                              "token"),
+            std::string::npos)
+      << run.output();
+}
+
+}  // namespace
+}  // namespace moonseed::testing
