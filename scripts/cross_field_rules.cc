@@ -126,6 +126,11 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
   envs::EnvSpec spec;  // what the model sees: the env's under env.wrappers
   try {
     spec = envs::wrapped_spec(env.spec, config.env.wrappers);
+  } catch (const envs::WrapperUnfit& e) {
+    // The field names the wrapper; the line is where the list is set.
+    const Assigned* a = find_assigned(values, "env.wrappers");
+    issues->push_back(ConfigIssue{a ? a->file : script, a ? a->line : 0, e.field(), e.why()});
+    return;
   } catch (const std::invalid_argument& e) {
     report({"env.wrappers"}, e.what());
     return;

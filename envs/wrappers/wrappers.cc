@@ -16,7 +16,7 @@ namespace {
 size_t element_bytes(const Space& s) { return s.dtype == DType::kUInt8 ? 1 : sizeof(float); }
 
 [[noreturn]] void unfit(size_t position, const WrapperSpec& w, const std::string& why) {
-  throw std::invalid_argument("env.wrappers[" + std::to_string(position + 1) + "] (" + w.kind + "): " + why);
+  throw WrapperUnfit("env.wrappers[" + std::to_string(position + 1) + "] (" + w.kind + ")", why);
 }
 
 void need_box(const EnvSpec& in, size_t position, const WrapperSpec& w) {

@@ -12,6 +12,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "envs/env_set.h"
 #include "envs/spec.h"
@@ -19,10 +22,24 @@
 
 namespace moonseed::envs {
 
+// A wrapper that does not fit the spec it wraps (e.g. frame_stack over a discrete
+// observation). what() is "env.wrappers[1] (frame_stack): needs a box observation, got ...";
+// field() is "env.wrappers[1] (frame_stack)" and why() the rest, for config issues.
+class WrapperUnfit : public std::invalid_argument {
+ public:
+  WrapperUnfit(std::string field, const std::string& why)
+      : std::invalid_argument(field + ": " + why), field_(std::move(field)), why_(why) {}
+  const std::string& field() const { return field_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  std::string field_;
+  std::string why_;
+};
+
 // The spec the learner sees: `base` transformed by each wrapper in turn (pure). Throws
-// std::invalid_argument naming the wrapper ("env.wrappers[1] (frame_stack): ...") when a
-// wrapper does not fit the spec it wraps (e.g. frame_stack over a discrete observation), or
-// when the list breaks wrapper_list_problem.
+// WrapperUnfit when a wrapper does not fit the spec it wraps, and std::invalid_argument
+// (wrapper_list_problem's text) when the list itself is wrong.
 EnvSpec wrapped_spec(const EnvSpec& base, const WrapperList& wrappers);
 
 // `set` under `wrappers` (returns `set` itself for an empty list). The sticky_actions

@@ -183,9 +183,12 @@ TEST(WrappedSpec, AWrapperThatDoesNotFitItsSpecIsRefusedNamingItsPlace) {
   try {
     wrapped_spec(discrete_obs, {wrapper("time_limit", {{"max_steps", 5}}), wrapper("frame_stack")});
     FAIL();
-  } catch (const std::invalid_argument& e) {
+  } catch (const WrapperUnfit& e) {
     EXPECT_EQ(std::string(e.what()).rfind("env.wrappers[2] (frame_stack): needs a box observation, got ", 0), 0u)
         << e.what();
+    // Apart, for a config issue whose field names the wrapper (no "env.wrappers: env.wrappers[2]").
+    EXPECT_EQ(e.field(), "env.wrappers[2] (frame_stack)");
+    EXPECT_EQ(e.why().rfind("needs a box observation, got ", 0), 0u) << e.why();
   }
   WrapperSpec bad = wrapper("frame_stack");
   bad.params[0].second = 65;
