@@ -4,9 +4,6 @@
 // goes to gnuplot through a pipe, data inline, and the image is written under
 // a temporary name, then renamed over FILE.
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,15 +11,13 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/log.h"
 #include "base/text.h"
 #include "cli/commands.h"
+#include "cli/tool_process.h"
 #include "curves/runs.h"
-
-extern char** environ;
 
 namespace moonseed::cli {
 namespace {
@@ -195,55 +190,11 @@ std::string gnuplot_script(const std::vector<std::pair<std::string, std::vector<
 
 // Runs gnuplot on `script`; throws with its stderr when it fails.
 void run_gnuplot(const std::string& script) {
-  int in[2];
-  int err[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
-    throw std::runtime_error(std::string("cannot make a pipe: ") + std::strerror(errno));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-  char arg0[] = "gnuplot";
-  char* argv[] = {arg0, nullptr};
-  pid_t pid = -1;
-  const int rc = ::posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(in[0]);
-  ::close(err[1]);
-  if (rc != 0) {
-    ::close(in[1]);
-    ::close(err[0]);
-    if (rc == ENOENT) {
-      throw std::runtime_error("gnuplot is not installed (not found on PATH): install Debian's gnuplot-nox "
-                               "(apt-get install gnuplot-nox)");
-    }
-    throw std::runtime_error(std::string("cannot start gnuplot: ") + std::strerror(rc));
-  }
-  std::string errors;
-  std::thread reader([&] {
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(err[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
-      if (n > 0) errors.append(buf, static_cast<size_t>(n));
-    }
-  });
-  size_t done = 0;
-  while (done < script.size()) {
-    const ssize_t n = ::write(in[1], script.data() + done, script.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // gnuplot ended early (EPIPE): its status and stderr say why
-    done += static_cast<size_t>(n);
-  }
-  ::close(in[1]);
-  reader.join();
-  ::close(err[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  while (!errors.empty() && errors.back() == '\n') errors.pop_back();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || done < script.size()) {
+  ToolProcess gnuplot("gnuplot", {}, "gnuplot-nox");
+  const bool all_read = gnuplot.write(script.data(), script.size());  // false: it ended early, as its status says
+  const int status = gnuplot.finish();
+  const std::string errors = gnuplot.messages();
+  if (!ToolProcess::succeeded(status) || !all_read) {
     throw std::runtime_error("gnuplot failed" + (errors.empty() ? std::string() : ":\n" + errors));
   }
   if (!errors.empty()) base::log_warning("gnuplot: " + errors);
@@ -292,7 +243,6 @@ int plot_command(const Args& args) {
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw std::runtime_error("cannot write " + o.output + ": " + std::strerror(errno));
   ::close(fd);
-  ::signal(SIGPIPE, SIG_IGN);  // a gnuplot that ends early is reported from its status, not by a signal
   try {
     run_gnuplot(gnuplot_script(charts, o, temp));
   } catch (...) {

@@ -1,16 +1,16 @@
 // VideoWriter: RGB frames into an .mp4 (H.264, yuv420p) or an animated .gif through Debian's
-// ffmpeg, a child process started with posix_spawn that reads raw rgb24 frames from a pipe
+// ffmpeg, a child process (cli/tool_process.h) that reads raw rgb24 frames from a pipe
 // (docs/eval.md). The file appears whole or not at all: ffmpeg writes PATH.partial, renamed
 // to PATH once it exited cleanly; an abandoned or failed writer removes it.
 //
 // Not thread-safe: one thread writes its frames.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "cli/tool_process.h"
 #include "envs/env.h"
 
 namespace moonseed::cli {
@@ -38,17 +38,13 @@ class VideoWriter {
 
  private:
   void start(int width, int height);
-  std::string ffmpeg_error();
-  void abandon();
+  std::string ffmpeg_error() const;
 
   std::string path_;
   std::string partial_;
-  std::string ffmpeg_;  // its path
   bool gif_ = false;
   int fps_;
-  pid_t child_ = -1;
-  int pipe_ = -1;    // ffmpeg's stdin
-  int stderr_ = -1;  // an unnamed file holding what ffmpeg printed
+  std::unique_ptr<ToolProcess> ffmpeg_;  // from the first frame
   int64_t frames_ = 0;
   int width_ = 0, height_ = 0;
   bool done_ = false;
