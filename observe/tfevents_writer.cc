@@ -95,7 +95,7 @@ void TfEventsWriter::text(const std::string& tag, int64_t step, double wall_time
 }
 
 void TfEventsWriter::add(const std::string& event_bytes) {
-  if (!ok()) {
+  if (fd_ < 0) {
     ++dropped_;
     return;
   }
@@ -106,14 +106,18 @@ void TfEventsWriter::add(const std::string& event_bytes) {
 
 bool TfEventsWriter::flush() {
   if (!write_pending()) return false;
-  if (::fsync(fd_) != 0) fail("cannot fsync", errno);
+  if (fd_ >= 0 && ::fsync(fd_) != 0) {
+    fail("cannot fsync", errno);
+    return false;
+  }
   return ok();
 }
 
-// Writes pending_ whole, or cuts what part of it got written off the file again.
+// Writes pending_ whole, or cuts what part of it got written off the file again
+// and drops it (an outage: the next write tries again).
 bool TfEventsWriter::write_pending() {
-  if (!ok()) return false;
-  if (pending_.empty()) return true;
+  if (fd_ < 0) return false;
+  if (pending_.empty()) return !failed_;
   const off_t start = ::lseek(fd_, 0, SEEK_END);
   size_t done = 0;
   while (done < pending_.size()) {
@@ -125,29 +129,44 @@ bool TfEventsWriter::write_pending() {
     } else {
       const int error = n < 0 ? errno : ENOSPC;  // a write of 0 bytes: no room left
       // Whole records only. Should the cut fail, the file ends in a torn
-      // record, which readers skip: nothing is written after it.
-      if (start >= 0 && done > 0) cut_to(start);
+      // record, which readers skip; a later record after it would be read as
+      // garbage, so the writer then stays off.
+      if (start >= 0 && done > 0 && !cut_to(start)) fd_broken_ = true;
       fail("cannot write", error);
       return false;
     }
   }
   pending_.clear();
   pending_records_ = 0;
+  if (failed_) {
+    failed_ = false;
+    base::log_info("TensorBoard: writing " + path_ + " again (" + std::to_string(dropped_ - dropped_before_outage_) +
+                   " records dropped while it could not be written; metrics.jsonl has their rows)");
+  }
   return true;
 }
 
-void TfEventsWriter::cut_to(off_t size) {
-  if (::ftruncate(fd_, size) != 0) base::log_warning("TensorBoard: cannot cut a torn record off " + path_);
+bool TfEventsWriter::cut_to(off_t size) {
+  if (::ftruncate(fd_, size) == 0) return true;
+  base::log_warning("TensorBoard: cannot cut a torn record off " + path_ + "; no more events are written to it");
+  return false;
 }
 
 void TfEventsWriter::fail(const std::string& what, int error) {
-  if (failed_) return;
-  failed_ = true;
+  if (!failed_) dropped_before_outage_ = dropped_;
   dropped_ += pending_records_;
   pending_records_ = 0;
   pending_.clear();
-  base::log_warning("TensorBoard: " + what + " " + path_ + " (" + std::strerror(error) +
-                    "); no more TensorBoard events are written this run (metrics.jsonl goes on)");
+  if (fd_broken_ && fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (failed_) return;
+  failed_ = true;
+  base::log_warning("TensorBoard: " + what + " " + path_ + " (" + std::strerror(error) + "); " +
+                    (fd_ < 0 ? "no TensorBoard events are written this run"
+                             : "TensorBoard events are dropped until it can be written again") +
+                    " (metrics.jsonl goes on)");
 }
 
 }  // namespace moonseed::observe

@@ -12,11 +12,14 @@
 // crash loses at most the records since the last flush, and a record cut by a
 // crash is only ever the file's last one, which readers skip.
 //
-// Failures never throw: a file that cannot be created or a write that fails (a
-// full disk, a file size limit) is logged once (base/log.h) with the path and
-// the reason, the bytes of a half-written record are cut off again, and the
-// writer stops writing: later records are dropped for the rest of its life.
-// The caller's run goes on (metrics.jsonl has every row).
+// Failures never throw. A file that cannot be created is logged once (base/log.h)
+// and every record is dropped. A write that fails (a full disk, a file size
+// limit) is an outage: logged once with the path and the reason, the bytes of a
+// half-written record are cut off again, the records waiting are dropped, and
+// the next flush tries again; the first write that succeeds ends the outage with
+// one more log line counting the records dropped. (Should the cut itself fail,
+// the file ends in a torn record and the writer writes no more to it.) The
+// caller's run goes on either way (metrics.jsonl has every row).
 //
 // Thread-safety: none; one thread owns a writer.
 #pragma once
@@ -55,7 +58,7 @@ class TfEventsWriter {
   // Writes the records waiting and fsyncs the file. Returns ok().
   bool flush();
 
-  // False once the file could not be opened or a write failed.
+  // False when the file could not be opened, or while an outage lasts.
   bool ok() const { return fd_ >= 0 && !failed_; }
   const std::string& path() const { return path_; }
   int64_t dropped_records() const { return dropped_; }
@@ -63,15 +66,17 @@ class TfEventsWriter {
  private:
   void add(const std::string& event_bytes);
   bool write_pending();
-  void cut_to(off_t size);
+  bool cut_to(off_t size);
   void fail(const std::string& what, int error);
 
   const std::string path_;
   int fd_ = -1;
-  bool failed_ = false;
+  bool failed_ = false;     // in an outage (or never opened)
+  bool fd_broken_ = false;  // a torn record could not be cut off: write no more
   std::string pending_;  // framed records not written yet
   int64_t pending_records_ = 0;
   int64_t dropped_ = 0;  // records dropped because the writer is off
+  int64_t dropped_before_outage_ = 0;
 };
 
 }  // namespace moonseed::observe

@@ -168,8 +168,9 @@ TEST_F(TfEventsWriterTest, AFullDiskIsReportedOnceAndNeverThrows) {
 }
 
 // A write cut short by a file size limit (as by a disk that fills) is cut off
-// again: the file holds whole records only, and nothing is written after it.
-TEST_F(TfEventsWriterTest, AShortWriteLeavesWholeRecordsOnly) {
+// again, so the file holds whole records only; what waited is dropped, and the
+// next record that fits is written after the last whole one (the outage ends).
+TEST_F(TfEventsWriterTest, AShortWriteLeavesWholeRecordsOnlyAndWritingResumesWhenThereIsRoom) {
   const std::string path = (dir_ / "events.out.tfevents.1.host").string();
   std::fflush(nullptr);
   const pid_t pid = ::fork();
@@ -177,25 +178,41 @@ TEST_F(TfEventsWriterTest, AShortWriteLeavesWholeRecordsOnly) {
     ::signal(SIGXFSZ, SIG_IGN);
     const rlimit limit{400, RLIM_INFINITY};
     if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(99);
-    int logged = 0;
-    base::set_log_sink([&logged](const base::LogLine&) { ++logged; });
+    std::vector<std::string> logged;
+    base::set_log_sink([&logged](const base::LogLine& line) { logged.emplace_back(line.text); });
     TfEventsWriter w(path);
     w.scalar("fps", 1, 1.7e9, 1);
     if (!w.flush()) ::_exit(98);                   // two small records fit
     w.text("big", 2, 1.7e9, std::string(1000, 'x'));  // this one does not
-    w.scalar("fps", 3, 1.7e9, 3);
-    if (w.flush()) ::_exit(97);
-    w.scalar("fps", 4, 1.7e9, 4);
-    w.flush();
-    ::_exit(logged == 1 ? 0 : 96);
+    w.scalar("fps", 3, 1.7e9, 3);                     // and waits with it: dropped
+    if (w.flush() || w.ok()) ::_exit(97);
+    w.scalar("fps", 4, 1.7e9, 4);  // fits: written
+    if (!w.flush() || !w.ok()) ::_exit(96);
+    if (w.dropped_records() != 2) ::_exit(95);
+    if (logged.size() != 2 || logged[0].find("File too large") == std::string::npos ||
+        logged[1].find("again (2 records dropped") == std::string::npos) {
+      ::_exit(94);
+    }
+    ::_exit(0);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "98: the first flush failed, 97: the big one did not, 96: not one log line";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "98: the first flush failed, 97: the big one did not, 96: the last did, "
+                                       "95: dropped count, 94: not the two log lines";
   size_t rest = 1;
-  EXPECT_EQ(records(read(path), &rest).size(), 2u);
+  const std::vector<std::string> written = records(read(path), &rest);
   EXPECT_EQ(rest, 0u);
+  ASSERT_EQ(written.size(), 3u);  // the file version, fps at 1 and at 4
+  // The third is fps at 4: the same bytes as the record a fresh writer makes of it.
+  const std::string fresh_path = (dir_ / "events.out.tfevents.2.host").string();
+  {
+    TfEventsWriter fresh(fresh_path);
+    fresh.scalar("fps", 4, 1.7e9, 4);
+  }
+  const std::vector<std::string> expected = records(read(fresh_path));
+  ASSERT_EQ(expected.size(), 2u);
+  EXPECT_EQ(written[2], expected[1]);
 }
 
 }  // namespace
