@@ -225,6 +225,7 @@ void Run::log_tick(double now) {
   // A row that cannot be written is dropped; MetricsLog says so once per outage.
   metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
   if (tensorboard_) tensorboard_->flush();  // this tick's rows and events, fsync'd
+  run_control_->sample_actors();  // the actors' rates over this interval, for `ctl status`
   if (dashboard_) dashboard_->set_status(run_control_->handle("status"));
   progress_->update(elapsed, s, fps, cfg_.topology.actors);
 

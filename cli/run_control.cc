@@ -94,8 +94,12 @@ std::string RunControl::status() {
   row.add("config_version", static_cast<double>(s.config_version))
       .add("applied_config_version", static_cast<double>(s.applied_config_version))
       .add_json("paused", s.paused ? "true" : "false").add("actors_expected", c_.cfg.topology.actors);
+  const engine::ActorList actors = c_.learner.actor_list(ActorRates::kMaxListed);
+  row.add_json("actor_list", rates_.json(actors)).add("actors_not_listed", static_cast<double>(actors.not_listed));
   return row.to_json();
 }
+
+void RunControl::sample_actors() { rates_.sample(c_.learner.actor_list(ActorRates::kMaxListed), c_.elapsed_s()); }
 
 std::string RunControl::get(const std::string& path) {
   if (path.empty()) {

@@ -3,7 +3,8 @@
 // the run's control thread between two ticks.
 //
 //   help                       the commands
-//   status                     counters, return, config version, paused
+//   status                     counters, return, config version, paused, and the
+//                              actors (at most 256, by id) with their rates
 //   get [FIELD]                a field's value (all fields without one)
 //   set FIELD VALUE            like `FIELD=VALUE` on the command line (VALUE plain or a
 //                              Lua expression, scripts/config_overrides.h), applied as a
@@ -22,6 +23,7 @@
 #include <functional>
 #include <string>
 
+#include "cli/actor_rates.h"
 #include "cli/hot_reload.h"
 #include "cli/progress.h"
 #include "engine/config/experiment_config.h"
@@ -47,6 +49,10 @@ class RunControl {
   // One request line -> one reply (JSON, no newline). Never throws.
   std::string handle(const std::string& request);
 
+  // At each log tick, before the status goes to the dashboard: the actors'
+  // frames now, from which `status` gives each its rate over the last interval.
+  void sample_actors();
+
  private:
   std::string dispatch(const std::string& command, const std::string& args);
   std::string status();
@@ -56,6 +62,7 @@ class RunControl {
   std::string reloaded(const HotReload::Outcome& outcome);
 
   RunContext c_;
+  ActorRates rates_;
 };
 
 // JSON replies of the control protocol.

@@ -216,12 +216,50 @@ async function pollStatus() {
   const tbody = document.querySelector("#status tbody");
   tbody.textContent = "";
   const result = Object.assign({}, status.result ?? status);
+  showActors(result);
   // The rate comes with the metrics rows, not with `ctl status`: the newest row's.
   const rows = state.runs.length ? state.runs[0].rows : [];
   if (rows.length && typeof rows[rows.length - 1].fps === "number") result.fps = rows[rows.length - 1].fps;
   for (const [k, v] of Object.entries(result)) {
+    if (typeof v === "object" && v !== null) continue;  // the actor list has its own panel
     tbody.append(el("tr", {}, el("th", {textContent: k}), el("td", {textContent: typeof v === "number" ? +v.toPrecision(6) : String(v)})));
   }
+}
+
+// "42s", "3m 05s", "2h 07m": how long an actor has been connected.
+function durationText(s) {
+  const t = Math.floor(s);
+  const two = (n) => String(n).padStart(2, "0");
+  if (t < 60) return t + "s";
+  if (t < 3600) return Math.floor(t / 60) + "m " + two(t % 60) + "s";
+  return Math.floor(t / 3600) + "h " + two(Math.floor(t / 60) % 60) + "m";
+}
+
+// The Actors panel (live runs only): one row per actor of the status's
+// actor_list, its rate over the run's last log interval; a lost actor is red.
+function showActors(result) {
+  const box = document.getElementById("actors-box");
+  if (!Array.isArray(result.actor_list)) { box.hidden = true; return; }
+  box.hidden = false;
+  const tbody = document.querySelector("#actors tbody");
+  tbody.textContent = "";
+  for (const a of result.actor_list) {
+    const fps = typeof a.fps === "number" ? (a.fps >= 100 ? String(Math.round(a.fps)) : a.fps.toFixed(1)) : "-";
+    const since = a.connected ? (typeof a.connected_s === "number" ? durationText(a.connected_s) : "") : "disconnected";
+    const tr = el("tr", {className: a.connected ? "" : "lost"},
+      el("td", {textContent: String(a.id)}), el("td", {textContent: a.host}), el("td", {textContent: String(a.pid)}),
+      el("td", {textContent: fps}), el("td", {textContent: String(a.frames)}),
+      el("td", {textContent: String(a.connections)}), el("td", {textContent: since}));
+    tr.dataset.actor = String(a.id);
+    tr.dataset.connected = String(a.connected);
+    if (typeof a.fps === "number") tr.dataset.fps = String(a.fps);
+    tbody.append(tr);
+  }
+  const more = document.getElementById("actors-more");
+  const rest = result.actors_not_listed || 0;
+  more.hidden = rest === 0;
+  more.textContent = rest ? "and " + rest + " more actor" + (rest > 1 ? "s" : "") + " (the list shows the first " +
+    result.actor_list.length + " by id)" : "";
 }
 
 async function showConfig() {

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/secret.h"
+#include "envs/env.h"
 #include "envs/wrappers/wrapper_spec.h"
 
 namespace moonseed::engine {
@@ -51,13 +52,16 @@ ActorGateway::ActorGateway(const ExperimentConfig& config, std::string run_id, c
       links_(static_cast<size_t>(config.topology.actors)),
       welcomed_version_(static_cast<size_t>(config.topology.actors), 0),
       hosts_(static_cast<size_t>(config.topology.actors)),
-      pids_(static_cast<size_t>(config.topology.actors), 0) {
+      pids_(static_cast<size_t>(config.topology.actors), 0),
+      admitted_at_(static_cast<size_t>(config.topology.actors)) {
   const size_t actors = static_cast<size_t>(std::max(0, config.topology.actors));
   current_link_.reset(new std::atomic<const rpc::ActorLink*>[actors]);
   current_generation_.reset(new std::atomic<uint64_t>[actors]);
+  frames_.reset(new std::atomic<uint64_t>[actors]);
   for (size_t i = 0; i < actors; ++i) {
     current_link_[i].store(nullptr);
     current_generation_[i].store(0);
+    frames_[i].store(0);
   }
   const size_t slots = actors * static_cast<size_t>(std::max(0, config.topology.envs_per_actor));
   in_flight_.reset(new std::atomic<uint64_t>[slots]);
@@ -142,6 +146,28 @@ int ActorGateway::actors_connected() const {
   int n = 0;
   for (bool c : connected_) n += c ? 1 : 0;
   return n;
+}
+
+ActorList ActorGateway::actor_list(size_t limit) const {
+  ActorList list;
+  const Clock::time_point now = clock_.now();
+  base::MutexLock lock(actors_mu_);
+  for (size_t slot = 0; slot < connections_.size(); ++slot) {
+    if (connections_[slot] == 0) continue;
+    if (list.actors.size() >= limit) {
+      ++list.not_listed;
+      continue;
+    }
+    ActorStatus& a = list.actors.emplace_back();
+    a.id = static_cast<int32_t>(slot);
+    a.connected = connected_[slot];
+    a.host = hosts_[slot];
+    a.pid = pids_[slot];
+    a.frames = frames_[slot].load(std::memory_order_relaxed);
+    a.connections = connections_[slot];
+    if (a.connected) a.connected_s = std::chrono::duration<double>(now - admitted_at_[slot]).count();
+  }
+  return list;
 }
 
 std::vector<ActorEvent> ActorGateway::take_events() {
@@ -237,6 +263,7 @@ rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
   connected_[slot] = true;
   hosts_[slot] = hello.host.substr(0, 255);
   pids_[slot] = hello.pid;
+  admitted_at_[slot] = clock_.now();
   const uint64_t connection = connections_[slot]++;
   admission.accepted = true;
   rpc::Welcome& w = admission.welcome;
@@ -388,7 +415,12 @@ void ActorGateway::on_steps(const std::shared_ptr<rpc::ActorLink>& link, rpc::St
     refuse(link, "bad StepBatch: " + problem);
     return;
   }
-  for (uint32_t i = 0; i < batch.count; ++i) in_flight_[static_cast<size_t>(slot_begin) + i].store(generation);
+  uint64_t frames = 0;
+  for (uint32_t i = 0; i < batch.count; ++i) {
+    in_flight_[static_cast<size_t>(slot_begin) + i].store(generation);
+    frames += (batch.flags[i] & envs::kFirst) ? 0 : 1;
+  }
+  frames_[static_cast<size_t>(id)].fetch_add(frames, std::memory_order_relaxed);
   watch_.batch_received(id, clock_.now());
   StepRequest request;
   request.generation = generation;

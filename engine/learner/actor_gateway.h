@@ -26,6 +26,9 @@
 //   - events: each actor that joins or leaves (with its host, pid and the
 //     reason), is found hung, or sends an ActorNotice is logged at once and
 //     kept (the newest 1024) for the control loop's metrics.jsonl;
+//   - per actor slot: env steps received (a relaxed atomic added to by
+//     on_steps, no lock), connections, host, pid and when the current
+//     connection started, for actor_list() (`ctl status`, the dashboard);
 //   - hung actors (ActorWatch): release_hung() closes the connection of an
 //     actor that owes a StepBatch and has been silent past its timeout, with a
 //     Bye that tells it to reconnect, and frees its slot at once. Its envs'
@@ -56,6 +59,7 @@
 #include "base/thread_annotations.h"
 #include "engine/config/experiment_config.h"
 #include "engine/learner/actor_event.h"
+#include "engine/learner/actor_status.h"
 #include "engine/runtime/actor_watch.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/inference_batcher.h"
@@ -123,6 +127,10 @@ class ActorGateway final : public rpc::ActorService {
   // The run is ending: leaves from now on are recorded but not logged.
   void expect_leaves() { expect_leaves_.store(true, std::memory_order_relaxed); }
 
+  // The slots ever connected, by id, the first `limit` of them with their
+  // host, pid, env steps and connections (strings are copied here, never on a step).
+  ActorList actor_list(size_t limit) const EXCLUDES(actors_mu_);
+
   // StepBatches actor slot `id` has sent over all its connections: a local
   // actor's supervisor tells one that worked from one that died at start.
   uint64_t step_batches(int id) const { return watch_.batches(id); }
@@ -170,6 +178,9 @@ class ActorGateway final : public rpc::ActorService {
   // Per env slot (actor * envs_per_actor + env): the generation of the
   // connection whose request for it waits for actions, 0 when none.
   std::unique_ptr<std::atomic<uint64_t>[]> in_flight_;
+  // Per actor slot: env steps received over all its connections (resets
+  // excluded). Added to by on_steps, read by actor_list(); relaxed: a count.
+  std::unique_ptr<std::atomic<uint64_t>[]> frames_;
   std::string auth_token_;  // set before the server starts, then read-only
 
   mutable base::Mutex actors_mu_ ACQUIRED_BEFORE(boundary_mu_);
@@ -179,6 +190,7 @@ class ActorGateway final : public rpc::ActorService {
   std::vector<uint64_t> welcomed_version_ GUARDED_BY(actors_mu_);  // config version of the last Welcome
   std::vector<std::string> hosts_ GUARDED_BY(actors_mu_);           // from each slot's last Hello
   std::vector<int32_t> pids_ GUARDED_BY(actors_mu_);
+  std::vector<Clock::time_point> admitted_at_ GUARDED_BY(actors_mu_);  // of each slot's last admission
 
   base::Mutex boundary_mu_;
   uint64_t boundary_version_ GUARDED_BY(boundary_mu_) = 0;

@@ -27,6 +27,7 @@
 
 #include "engine/config/experiment_config.h"
 #include "engine/learner/actor_event.h"
+#include "engine/learner/actor_status.h"
 #include "engine/learner/stats.h"
 #include "envs/env.h"
 #include "envs/spec.h"
@@ -140,6 +141,11 @@ class Learner {
   std::vector<int> release_hung_actors(double timeout_s);
   // StepBatches actor `actor_id` has sent over all its connections. Thread-safe.
   uint64_t actor_step_batches(int actor_id) const;
+  // The actor slots ever connected, by id, at most `limit` of them: connected
+  // or not, host, pid, env steps received, connections, seconds connected
+  // (ActorGateway::actor_list). Apart from stats(), which the control loop
+  // reads far more often, so that these strings are copied only when asked. Thread-safe.
+  ActorList actor_list(size_t limit) const;
   // The run is ending: actors that leave from now on are not logged one by
   // one (their leaves are still events). Thread-safe.
   void expect_actors_to_leave();

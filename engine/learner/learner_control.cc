@@ -190,6 +190,8 @@ std::vector<int> Learner::release_hung_actors(double timeout_s) { return impl_->
 
 uint64_t Learner::actor_step_batches(int actor_id) const { return impl_->gateway.step_batches(actor_id); }
 
+ActorList Learner::actor_list(size_t limit) const { return impl_->gateway.actor_list(limit); }
+
 void Learner::expect_actors_to_leave() { impl_->gateway.expect_leaves(); }
 
 void Learner::save_checkpoint(const std::string& path, double elapsed_s) {

@@ -13,12 +13,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "tests/e2e/actor_list.h"
 #include "tests/e2e/process.h"
 
 namespace moonseed::testing {
@@ -163,6 +165,69 @@ TEST(ActorFaults, ARemoteActorIsLoggedAsItJoinsHangsAndComesBackAfterSigcont) {
   EXPECT_EQ(learner.wait(60), std::optional<int>(0)) << read_file(run.log);
   EXPECT_EQ(remote.wait(30), std::optional<int>(0)) << read_file(remote_log);
   expect_whole_rows(run);
+}
+
+// The actor list of `moonseed ctl RUN status`: a local and a remote actor with
+// growing frames and a rate; the remote one, killed -9, is listed as
+// disconnected, and its replacement takes the slot as its second connection.
+TEST(ActorFaults, CtlStatusListsAKilledActorAsDisconnectedAndItsReplacementAsASecondConnection) {
+  TrainingRun run(kExample, {"log.interval_s=0.2", "stop.return_mean=0", "topology.local_actors=1"},
+                  "moonseed-actor-list");
+  ChildProcess learner(run.args({kUntilStopped}), run.log);
+  const std::string address = run.address_once_connected(1, 60);
+  ASSERT_FALSE(address.empty()) << read_file(run.log);
+  int calls = 0;
+  std::string status;
+  auto actors = [&] {
+    status = run_to_end({kBinary, "ctl", run.run_dir(), "status"},
+                        run.runs_dir + "/ctl-" + std::to_string(++calls) + ".log", 60)
+                 .output;
+    return listed_actors(status);
+  };
+  auto remote_log = [&](int n) { return run.runs_dir + "/remote-" + std::to_string(n) + ".log"; };
+  std::optional<ChildProcess> remote;
+  remote.emplace(std::vector<std::string>{kBinary, "actor", "--connect", address}, remote_log(1));
+  const pid_t first_pid = remote->pid();
+  std::vector<ListedActor> list;
+  ASSERT_TRUE(eventually(60, [&] {
+    list = actors();
+    return list.size() == 2 && list[1].connected && list[1].frames > 0 && !std::isnan(list[1].fps);
+  })) << status << read_file(run.log);
+  EXPECT_EQ(list[0].id, 0);
+  EXPECT_EQ(list[1].id, 1);
+  EXPECT_EQ(list[1].pid, first_pid);
+  EXPECT_EQ(list[1].connections, 1);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_EQ(list[1].host, host);
+  const double frames = list[1].frames, local_frames = list[0].frames;
+  ASSERT_TRUE(eventually(60, [&] {
+    list = actors();
+    return list.size() == 2 && list[0].frames > local_frames && list[1].frames > frames;
+  })) << "both actors' frames grow: " << status;
+
+  remote->signal(SIGKILL);
+  EXPECT_EQ(remote->wait(30), std::optional<int>(128 + SIGKILL));
+  ASSERT_TRUE(eventually(60, [&] {
+    list = actors();
+    return list.size() == 2 && !list[1].connected;
+  })) << status;
+  EXPECT_TRUE(std::isnan(list[1].fps)) << status;
+  EXPECT_TRUE(std::isnan(list[1].connected_s)) << status;
+  EXPECT_EQ(list[1].pid, first_pid) << "its last connection's";
+  EXPECT_TRUE(list[0].connected);
+  const double frames_before = list[1].frames;
+
+  remote.emplace(std::vector<std::string>{kBinary, "actor", "--connect", address}, remote_log(2));
+  ASSERT_TRUE(eventually(60, [&] {
+    list = actors();
+    return list.size() == 2 && list[1].connected && list[1].frames > frames_before && !std::isnan(list[1].fps);
+  })) << status << read_file(remote_log(2));
+  EXPECT_EQ(list[1].connections, 2) << status;
+  EXPECT_EQ(list[1].pid, remote->pid()) << status;
+  learner.signal(SIGTERM);
+  EXPECT_EQ(learner.wait(60), std::optional<int>(0)) << read_file(run.log);
+  remote->wait(30);
 }
 
 TEST(ActorFaults, ActorsThatFailAtStartAreParkedAndTheRunStopsQuotingTheirLog) {

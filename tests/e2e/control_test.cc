@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/e2e/actor_list.h"
 #include "tests/e2e/process.h"
 
 namespace moonseed::testing {
@@ -75,6 +76,18 @@ TEST_F(ControlRun, StatusReportsTheLiveCounters) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("\"env\": \"CartPole-v1\""), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\"paused\": false"), std::string::npos) << r.output;
+  // Each of the example's two local actors, by id, with the frames it sent.
+  const std::vector<ListedActor> actors = listed_actors(r.output);
+  ASSERT_EQ(actors.size(), 2u) << r.output;
+  for (int id = 0; id < 2; ++id) {
+    EXPECT_EQ(actors[id].id, id) << r.output;
+    EXPECT_TRUE(actors[id].connected) << r.output;
+    EXPECT_GT(actors[id].frames, 0) << r.output;
+    EXPECT_GT(actors[id].pid, 0) << r.output;
+    EXPECT_EQ(actors[id].pid, std::stod(read_file(run_dir() + "/actors/actor-" + std::to_string(id) + ".pid")));
+    EXPECT_EQ(actors[id].connections, 1) << r.output;
+  }
+  EXPECT_NE(r.output.find("\"actors_not_listed\": 0"), std::string::npos) << r.output;
   EXPECT_EQ(ctl({"get", "optimizer.lr"}).output, "0.001\n");
   CtlResult unknown = ctl({"get", "optimizer.lrr"});
   EXPECT_EQ(unknown.code, 1);

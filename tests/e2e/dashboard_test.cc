@@ -87,6 +87,16 @@ TEST(Dashboard, ARunsChartHoldsItsPointsAndAReloadShowsAsAnEvent) {
   EXPECT_NE(dom.find("<th>actors</th>"), std::string::npos) << "the status table: " << dom;
   EXPECT_NE(dom.find("<th>fps</th>"), std::string::npos) << "the status table: " << dom;
   EXPECT_NE(dom.find("lr = 0.0005"), std::string::npos) << "the current config: " << dom;
+  // The Actors panel: a row per actor of the run (the example's two), each with
+  // its rate over the run's last log interval as a number in frames/s.
+  const std::regex actor_row("<tr class=\"\" data-actor=\"([0-9]+)\" data-connected=\"true\" data-fps=\"[0-9.e+-]+\">"
+                             "<td>[0-9]+</td><td>[^<]+</td><td>[0-9]+</td><td>([0-9.]+)</td>");
+  std::vector<std::string> rows;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), actor_row); it != std::sregex_iterator(); ++it) {
+    rows.push_back((*it)[1].str());
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{"0", "1"})) << dom;
+  EXPECT_NE(dom.find("<div id=\"actors-box\">"), std::string::npos) << "the panel is shown: " << dom;
 
   const std::string artifacts = MOONSEED_ARTIFACT_DIR;
   std::filesystem::create_directories(artifacts);
@@ -144,6 +154,7 @@ TEST(Dashboard, PastRunsOfOneScriptShowOnOneChartWithTheirMeanAndBand) {
   EXPECT_EQ(data_attribute(dom, "events"), rows_of(runs[0], true) + rows_of(runs[1], true)) << dom;
   EXPECT_NE(dom.find("cartpole_vtrace mean (2 runs)"), std::string::npos) << dom;
   EXPECT_NE(dom.find("cartpole_vtrace min"), std::string::npos) << dom;
+  EXPECT_NE(dom.find("<div id=\"actors-box\" hidden=\"\">"), std::string::npos) << "past runs have no actors: " << dom;
   server.signal(SIGINT);
   EXPECT_EQ(server.wait(30), std::optional<int>(0)) << read_file(log);
 }

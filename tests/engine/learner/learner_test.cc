@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -181,6 +182,71 @@ TEST(Learner, AnActorsJoinNoticeAndLeaveAreEventsNamingItsHostAndPid) {
   EXPECT_EQ(events[2].text, "actor said bye: actor closing");
   for (const ActorEvent& e : events) EXPECT_NE(printed.find("moonseed: " + describe(e)), std::string::npos) << printed;
   EXPECT_TRUE(s.learner.take_actor_events().empty()) << "taken once";
+}
+
+// Each slot's count of env steps (resets excluded), connections, host and pid,
+// as two actors join, step, one leaves and comes back to its slot.
+TEST(Learner, TheActorListCountsEachSlotsFramesAndConnections) {
+  ExperimentConfig config = small_config();
+  config.topology.actors = 2;
+  Served s(config);
+  EXPECT_TRUE(s.learner.actor_list(256).actors.empty()) << "no slot was ever connected";
+  auto connect = [&](const std::string& host, int32_t pid, int32_t id) {
+    rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+    rpc::Hello hello;
+    hello.host = host;
+    hello.pid = pid;
+    hello.actor_id = id;
+    EXPECT_EQ(client.hello(hello).actor_id, id);
+    return client;
+  };
+  rpc::Client a = connect("node-a", 11, 0);
+  rpc::Client b = connect("node-b", 22, 1);
+  step(a, 1, 0, /*first=*/true);  // resets: no frames
+  for (uint64_t seq = 2; seq <= 4; ++seq) step(a, seq, 0, false);
+  step(b, 1, 0, true);
+  step(b, 2, 0, false);
+  ActorList list = s.learner.actor_list(256);
+  ASSERT_EQ(list.actors.size(), 2u);
+  EXPECT_EQ(list.not_listed, 0);
+  const ActorStatus& first = list.actors[0];
+  EXPECT_EQ(first.id, 0);
+  EXPECT_TRUE(first.connected);
+  EXPECT_EQ(first.host, "node-a");
+  EXPECT_EQ(first.pid, 11);
+  EXPECT_EQ(first.frames, 6u) << "3 steps of 2 envs after their resets";
+  EXPECT_EQ(first.connections, 1u);
+  EXPECT_GE(first.connected_s, 0);
+  EXPECT_EQ(list.actors[1].id, 1);
+  EXPECT_EQ(list.actors[1].host, "node-b");
+  EXPECT_EQ(list.actors[1].frames, 2u);
+
+  a.close();
+  for (int i = 0; i < 1000 && s.learner.actor_list(256).actors[0].connected; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  list = s.learner.actor_list(256);
+  EXPECT_FALSE(list.actors[0].connected);
+  EXPECT_TRUE(std::isnan(list.actors[0].connected_s));
+  EXPECT_EQ(list.actors[0].host, "node-a") << "the last connection's";
+  EXPECT_EQ(list.actors[0].frames, 6u);
+
+  rpc::Client again = connect("node-c", 33, 0);
+  step(again, 1, 0, true);
+  step(again, 2, 0, false);
+  list = s.learner.actor_list(256);
+  EXPECT_TRUE(list.actors[0].connected);
+  EXPECT_EQ(list.actors[0].host, "node-c");
+  EXPECT_EQ(list.actors[0].pid, 33);
+  EXPECT_EQ(list.actors[0].connections, 2u);
+  EXPECT_EQ(list.actors[0].frames, 8u) << "counted over both connections";
+
+  list = s.learner.actor_list(1);
+  ASSERT_EQ(list.actors.size(), 1u);
+  EXPECT_EQ(list.actors[0].id, 0);
+  EXPECT_EQ(list.not_listed, 1);
+  again.close();
+  b.close();
 }
 
 TEST(Learner, AHungActorIsToldToReconnectAndItsSlotIsFreeAtOnce) {
