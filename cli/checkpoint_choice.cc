@@ -1,11 +1,13 @@
 #include "cli/checkpoint_choice.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <vector>
 
 #include "base/text.h"
 #include "cli/best_checkpoint.h"
+#include "scripts/experiment_loader.h"
 
 namespace moonseed::cli {
 namespace {
@@ -63,6 +65,41 @@ std::string pick_checkpoint(const engine::RunDirectory& dir, const CheckpointCho
   for (const std::string& path : all) steps.push_back(step_of(path));
   throw std::runtime_error(dir.path() + " has no checkpoint " + std::to_string(choice.step) +
                            " (checkpoints there: " + base::join(steps) + ")");
+}
+
+std::optional<int> answer_help(const Args& args, const char* help) {
+  if (!args.empty() && !wants_help(args)) return std::nullopt;
+  std::fputs(help, args.empty() ? stderr : stdout);
+  return args.empty() ? 2 : 0;
+}
+
+RunArgs parse_run_args(const Args& args, const std::string& command, const OwnOption& own) {
+  RunArgs out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const std::function<const std::string&()> value = [&]() -> const std::string& {
+      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
+      return args[++i];
+    };
+    if (a == "--checkpoint") {
+      out.checkpoint = parse_checkpoint_choice(value());
+    } else if (!a.empty() && a[0] == '-') {
+      if (!own(a, value)) throw std::invalid_argument("unknown option '" + a + "' (see moonseed " + command + " --help)");
+    } else if (out.run_dir.empty()) {
+      out.run_dir = strip_slash(a);
+    } else {
+      throw std::invalid_argument("one RUN_DIR only, got '" + out.run_dir + "' and '" + a + "'");
+    }
+  }
+  if (out.run_dir.empty()) throw std::invalid_argument("no RUN_DIR given (see moonseed " + command + " --help)");
+  return out;
+}
+
+CheckpointRun open_checkpoint_run(const RunArgs& args) {
+  engine::RunDirectory dir = engine::RunDirectory::open(args.run_dir);
+  std::string checkpoint = pick_checkpoint(dir, args.checkpoint);
+  scripts::LoadedExperiment loaded = scripts::load_experiment_sources(dir.config_path());
+  return CheckpointRun{std::move(dir), std::move(checkpoint), std::move(loaded.config), std::move(loaded.spec)};
 }
 
 }  // namespace moonseed::cli

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,11 +22,8 @@
 #include "cli/video_writer.h"
 #include "engine/learner/agent_registry.h"
 #include "engine/learner/evaluator.h"
-#include "engine/learner/learner.h"
-#include "engine/run/run_directory.h"
 #include "envs/env.h"
 #include "models/device.h"
-#include "scripts/experiment_loader.h"
 
 namespace moonseed::cli {
 namespace {
@@ -48,9 +46,7 @@ const char* kHelp =
     "  --video FILE     also renders every step into FILE (.mp4 or .gif, by ffmpeg);\n"
     "                   episodes are then played one after another\n";
 
-struct EvalArgs {
-  std::string run_dir;
-  CheckpointChoice checkpoint;
+struct EvalOptions {
   int episodes = 10;
   bool greedy = false;
   std::optional<uint64_t> seed;
@@ -69,36 +65,22 @@ int64_t parse_integer(const std::string& option, const std::string& text) {
   return v;
 }
 
-EvalArgs parse(const Args& args) {
-  EvalArgs out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "--checkpoint") {
-      out.checkpoint = parse_checkpoint_choice(value());
-    } else if (a == "--episodes") {
-      const int64_t n = parse_integer(a, value());
-      if (n < 1 || n > 10000) throw std::invalid_argument("--episodes must be in [1, 10000], got " + std::to_string(n));
-      out.episodes = static_cast<int>(n);
-    } else if (a == "--greedy") {
-      out.greedy = true;
-    } else if (a == "--seed") {
-      out.seed = static_cast<uint64_t>(parse_integer(a, value()));
-    } else if (a == "--video") {
-      out.video = value();
-    } else if (!a.empty() && a[0] == '-') {
-      throw std::invalid_argument("unknown option '" + a + "' (see moonseed eval --help)");
-    } else if (out.run_dir.empty()) {
-      out.run_dir = strip_slash(a);
-    } else {
-      throw std::invalid_argument("one RUN_DIR only, got '" + out.run_dir + "' and '" + a + "'");
-    }
+// eval's own options (cli/checkpoint_choice.h's OwnOption).
+bool take_option(EvalOptions& out, const std::string& a, const std::function<const std::string&()>& value) {
+  if (a == "--episodes") {
+    const int64_t n = parse_integer(a, value());
+    if (n < 1 || n > 10000) throw std::invalid_argument("--episodes must be in [1, 10000], got " + std::to_string(n));
+    out.episodes = static_cast<int>(n);
+  } else if (a == "--greedy") {
+    out.greedy = true;
+  } else if (a == "--seed") {
+    out.seed = static_cast<uint64_t>(parse_integer(a, value()));
+  } else if (a == "--video") {
+    out.video = value();
+  } else {
+    return false;
   }
-  if (out.run_dir.empty()) throw std::invalid_argument("no RUN_DIR given (see moonseed eval --help)");
-  return out;
+  return true;
 }
 
 constexpr int64_t kMaxSteps = 100000;  // as Learner::evaluate
@@ -107,14 +89,14 @@ constexpr int kVideoFps = 30;
 }  // namespace
 
 int eval_command(const Args& args) {
-  if (args.empty() || wants_help(args)) {
-    std::fputs(kHelp, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
-  }
-  const EvalArgs a = parse(args);
-  const engine::RunDirectory dir = engine::RunDirectory::open(a.run_dir);
-  const std::string checkpoint = pick_checkpoint(dir, a.checkpoint);
-  const engine::ExperimentConfig config = scripts::load_experiment(dir.config_path());
+  if (const std::optional<int> code = answer_help(args, kHelp)) return *code;
+  EvalOptions a;
+  const RunArgs run_args = parse_run_args(args, "eval", [&](const std::string& option, const auto& value) {
+    return take_option(a, option, value);
+  });
+  const CheckpointRun run = open_checkpoint_run(run_args);
+  const std::string& checkpoint = run.checkpoint;
+  const engine::ExperimentConfig& config = run.config;
   std::unique_ptr<VideoWriter> video;
   if (!a.video.empty()) {
     // What can fail is checked before anything is loaded or played. Plugin and Python envs
@@ -127,7 +109,7 @@ int eval_command(const Args& args) {
                                "render: docs/eval.md)");
     }
   }
-  const envs::EnvSpec spec = engine::model_env_spec(config);
+  const envs::EnvSpec& spec = run.spec;  // described once, while config.lua loaded
   const std::unique_ptr<engine::Agent> agent =
       engine::make_agent(config, spec, models::choose_device(config.inference.device));
   const engine::Counters restored = agent->restore_weights(checkpoint);

@@ -1,25 +1,22 @@
 // `moonseed export RUN_DIR [--checkpoint N] -o FILE.pt` (docs/export.md): the
 // run's trained net as a TorchScript module for PyTorch users. The config is
 // the run's config.lua, the env's spec is described as the learner describes
-// it, the weights come from one checkpoint (the newest by default), and
-// models/export.h writes the module.
+// it (once, while the config loads: cli/checkpoint_choice.h), the weights come
+// from one checkpoint (the newest by default), and models/export.h writes the module.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
-#include "base/text.h"
 #include "cli/checkpoint_choice.h"
 #include "cli/commands.h"
 #include "engine/learner/checkpoint.h"
-#include "engine/learner/learner.h"
 #include "engine/r2d2/r2d2_core.h"
 #include "engine/run/run_directory.h"
 #include "envs/spec.h"
 #include "models/export.h"
-#include "scripts/experiment_loader.h"
 
 namespace moonseed::cli {
 namespace {
@@ -38,50 +35,22 @@ const char* kHelp =
     "                   step, or best: RUN_DIR/best.pt (default: the newest)\n"
     "  -o, --output F   the file to write (required); written whole or not at all\n";
 
-struct ExportArgs {
-  std::string run_dir;
-  std::string output;
-  CheckpointChoice checkpoint;
-};
-
-ExportArgs parse(const Args& args) {
-  ExportArgs out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value");
-      return args[++i];
-    };
-    if (a == "-o" || a == "--output") {
-      out.output = value();
-    } else if (a == "--checkpoint") {
-      out.checkpoint = parse_checkpoint_choice(value());
-    } else if (!a.empty() && a[0] == '-') {
-      throw std::invalid_argument("unknown option '" + a + "' (see moonseed export --help)");
-    } else if (out.run_dir.empty()) {
-      out.run_dir = strip_slash(a);
-    } else {
-      throw std::invalid_argument("one RUN_DIR only, got '" + out.run_dir + "' and '" + a + "'");
-    }
-  }
-  if (out.run_dir.empty()) throw std::invalid_argument("no RUN_DIR given (see moonseed export --help)");
-  if (out.output.empty()) throw std::invalid_argument("no output file given: add -o FILE.pt");
-  return out;
-}
-
 }  // namespace
 
 int export_command(const Args& args) {
-  if (args.empty() || wants_help(args)) {
-    std::fputs(kHelp, args.empty() ? stderr : stdout);
-    return args.empty() ? 2 : 0;
-  }
-  const ExportArgs a = parse(args);
-  const engine::RunDirectory dir = engine::RunDirectory::open(a.run_dir);
-  const std::string checkpoint = pick_checkpoint(dir, a.checkpoint);
-  const engine::ExperimentConfig config = scripts::load_experiment(dir.config_path());
-  // As the learner describes it: a plugin or Python env by a child process.
-  const envs::EnvSpec spec = engine::model_env_spec(config);
+  if (const std::optional<int> code = answer_help(args, kHelp)) return *code;
+  std::string output;
+  const RunArgs run_args = parse_run_args(args, "export", [&](const std::string& option, const auto& value) {
+    if (option != "-o" && option != "--output") return false;
+    output = value();
+    return true;
+  });
+  if (output.empty()) throw std::invalid_argument("no output file given: add -o FILE.pt");
+  const CheckpointRun run = open_checkpoint_run(run_args);
+  const engine::RunDirectory& dir = run.dir;
+  const std::string& checkpoint = run.checkpoint;
+  const engine::ExperimentConfig& config = run.config;
+  const envs::EnvSpec& spec = run.spec;  // as the learner describes it, described once
 
   models::ExportOrigin origin{dir.run_id(), std::filesystem::path(checkpoint).filename().string(), -1};
   models::Exported exported;
@@ -96,8 +65,8 @@ int export_command(const Args& args) {
   } else {
     throw std::runtime_error("algo \"" + config.algo + "\" has no export (known: vtrace, r2d2)");
   }
-  models::save_exported(exported, a.output);
-  std::cout << "moonseed export: wrote " << a.output << " (" << config.algo << " on " << spec.id << ", "
+  models::save_exported(exported, output);
+  std::cout << "moonseed export: wrote " << output << " (" << config.algo << " on " << spec.id << ", "
             << origin.checkpoint << " of " << dir.run_id() << ")\n";
   return 0;
 }

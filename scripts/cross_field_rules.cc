@@ -74,7 +74,7 @@ const char* const kFieldsLayersIgnore[] = {"model.hidden", "model.activation"};
 }  // namespace
 
 void check_cross_field(const engine::ExperimentConfig& config, const std::string& script,
-                       const AssignedFields& values, std::vector<ConfigIssue>* issues) {
+                       const AssignedFields& values, std::vector<ConfigIssue>* issues, envs::EnvSpec* model_spec) {
   auto report = [&](const std::vector<std::string>& paths, const std::string& message) {
     for (const std::string& path : paths) {
       if (const Assigned* a = find_assigned(values, path)) {
@@ -135,6 +135,7 @@ void check_cross_field(const engine::ExperimentConfig& config, const std::string
     report({"env.wrappers"}, e.what());
     return;
   }
+  if (model_spec != nullptr) *model_spec = spec;
   check_reward_shaping_trial(config, env, issues);
   const models::ModelSpec& model = config.model;
   if (model.kind == "layers") {

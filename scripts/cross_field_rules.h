@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "engine/config/experiment_config.h"
+#include "envs/spec.h"
 #include "scripts/assigned_fields.h"
 #include "scripts/config_error.h"
 
@@ -29,8 +30,10 @@ namespace moonseed::scripts {
 constexpr double kShapingTrialTimeS = 1;
 
 // Appends the problems of `config`, which `values` (read from `script`)
-// resolved to, to `issues`.
+// resolved to, to `issues`. `spec`, when given, receives the env's spec as the
+// model sees it (described, then wrapped by env.wrappers) once the env was described.
 void check_cross_field(const engine::ExperimentConfig& config, const std::string& script,
-                       const AssignedFields& values, std::vector<ConfigIssue>* issues);
+                       const AssignedFields& values, std::vector<ConfigIssue>* issues,
+                       envs::EnvSpec* spec = nullptr);
 
 }  // namespace moonseed::scripts

@@ -94,9 +94,10 @@ LoadedExperiment load_experiment_sources(const std::string& path, const std::vec
   config.env.python_path = python_search_path(config.env, path);
   if (reader.reward_shaping()) config.reward_shaping = *reader.reward_shaping();
   // Rules between fields mean something only once each field is valid.
-  if (issues.empty()) check_cross_field(config, path, values, &issues);
+  envs::EnvSpec spec;
+  if (issues.empty()) check_cross_field(config, path, values, &issues, &spec);
   if (!issues.empty()) throw ConfigError(std::move(issues));
-  return LoadedExperiment{std::move(config), sources_of(lua)};
+  return LoadedExperiment{std::move(config), sources_of(lua), std::move(spec)};
 }
 
 engine::ExperimentConfig load_experiment(const std::string& path, const std::vector<std::string>& overrides) {

@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "engine/config/experiment_config.h"
+#include "envs/spec.h"
 #include "scripts/config_error.h"        // ConfigIssue, ConfigError
 #include "scripts/config_lua_writer.h"   // to_lua
 #include "scripts/sources_manifest.h"    // ScriptSource, sources_manifest
@@ -72,6 +73,10 @@ struct LoadedExperiment {
   engine::ExperimentConfig config;
   std::vector<ScriptSource> sources;  // the script first, then every Lua file it loaded
                                       // (require, extends), each once, in load order
+  // The env's spec as the learner's model sees it (engine::model_env_spec): described while
+  // loading (a plugin or Python env by a child process), wrapped by env.wrappers. Reuse it
+  // rather than describing the env again.
+  envs::EnvSpec spec;
 };
 
 LoadedExperiment load_experiment_sources(const std::string& path,

@@ -22,6 +22,9 @@ class MountainCarContinuous final : public EpisodicEnv {
   explicit MountainCarContinuous(int max_episode_steps = kDefaultMaxEpisodeSteps,
                                  double goal_velocity = 0);
 
+  // A 600 x 400 picture of the state, as MountainCar's (envs/classic/render.cc).
+  bool render(Image& frame) const override;
+
  private:
   void start_episode(void* obs) override;
   StepResult advance(const Action& action, void* obs) override;

@@ -6,6 +6,7 @@
 #include "envs/classic/acrobot.h"
 #include "envs/classic/cartpole.h"
 #include "envs/classic/mountain_car.h"
+#include "envs/classic/mountain_car_continuous.h"
 #include "envs/classic/pendulum.h"
 
 namespace moonseed::envs {
@@ -69,9 +70,11 @@ bool Pendulum::render(Image& frame) const {
   return true;
 }
 
-// The hill y = 0.45 sin(3 x) + 0.55 over x in [-1.2, 0.6], the car a disc on it, the goal
-// flag at x = 0.5.
-bool MountainCar::render(Image& frame) const {
+namespace {
+
+// Both mountain cars: the hill y = 0.45 sin(3 x) + 0.55 over x in [-1.2, 0.6], the car a disc
+// on it at `position`, the goal flag at `goal`.
+void draw_mountain_car(Image& frame, double position, double goal) {
   constexpr int kWidth = 600, kHeight = 400;
   constexpr double kMin = -1.2, kMax = 0.6;
   constexpr double kScale = kWidth / (kMax - kMin);
@@ -83,11 +86,24 @@ bool MountainCar::render(Image& frame) const {
   for (int i = 0; i < kPieces; ++i) {
     canvas.line(at(kMin + (kMax - kMin) * i / kPieces), at(kMin + (kMax - kMin) * (i + 1) / kPieces), 2, kBlack);
   }
-  const Point flag = at(0.5);
+  const Point flag = at(goal);
   canvas.line(flag, {flag.x, flag.y - 50}, 2, kBlack);
   canvas.fill_polygon({{flag.x, flag.y - 50}, {flag.x, flag.y - 40}, {flag.x + 25, flag.y - 45}}, kFlag);
-  const Point car = at(position_);
+  const Point car = at(position);
   canvas.fill_circle({car.x, car.y - 12}, 12, kBlack);
+}
+
+}  // namespace
+
+// The goal flag at x = 0.5, where the episode ends.
+bool MountainCar::render(Image& frame) const {
+  draw_mountain_car(frame, position_, 0.5);
+  return true;
+}
+
+// The same picture, the flag at x = 0.45, this env's goal (as Gymnasium draws it).
+bool MountainCarContinuous::render(Image& frame) const {
+  draw_mountain_car(frame, position_, 0.45);
   return true;
 }
 

@@ -1,7 +1,7 @@
 // `moonseed eval` and best.pt on real runs (docs/eval.md): a short CartPole R2D2 run with
 // evaluation envs keeps best.pt and best.json at its checkpoints; eval plays its policy and
-// films it (ffmpeg), ffprobe reads the video back; a MinAtar run is filmed as a .gif; and the
-// errors a user can meet.
+// films it (ffmpeg), ffprobe reads the video back; a MinAtar run is filmed as a .gif and a
+// MountainCarContinuous run as an .mp4; and the errors a user can meet.
 #include <csignal>
 #include <cmath>
 #include <filesystem>
@@ -14,25 +14,18 @@
 #include <gtest/gtest.h>
 
 #include "tests/e2e/process.h"
+#include "tests/e2e/suite_run.h"
 
 namespace moonseed::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = MOONSEED_BINARY;
 const std::string kR2d2 = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_r2d2.lua";
 const std::string kMinAtar = std::string(MOONSEED_SOURCE_DIR) + "/examples/minatar_vtrace.lua";
+const std::string kVtrace = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
 
 using Output = Finished;
-
-Output run_moonseed(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> argv = {kBinary};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_to_end(argv, log, 240);
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 const std::string kCheckpointEvent = "\"event\": \"checkpoint\"";
 
@@ -74,33 +67,25 @@ int64_t printed_steps(const std::string& output, int* episodes) {
   return steps;
 }
 
-class EvalRun : public ::testing::Test {
+class EvalRun : public SuiteRun<EvalRun> {
  protected:
   static void SetUpTestSuite() {
     // R2D2 (evaluation envs are an R2D2 feature): a small replay that fills at once, as
     // tests/e2e/r2d2_test.cc; a checkpoint every second, until three have been written.
-    run_ = new TrainingRun(kR2d2,
-                           {kUntilStopped, "stop.eval_return_mean=0", "r2d2.min_fill=64", "r2d2.capacity=1000",
-                            "log.progress=false", "log.interval_s=0.25", "checkpoint.keep=20",
-                            "checkpoint.interval_s=1"},
-                           "moonseed-eval");
-    ChildProcess learner(run_->args({}), run_->log);
+    TrainingRun& run = start(kR2d2,
+                             {kUntilStopped, "stop.eval_return_mean=0", "r2d2.min_fill=64", "r2d2.capacity=1000",
+                              "log.progress=false", "log.interval_s=0.25", "checkpoint.keep=20",
+                              "checkpoint.interval_s=1"},
+                             "moonseed-eval");
+    ChildProcess learner(run.args({}), run.log);
     ASSERT_TRUE(eventually(120, [&] {
-      return !run_->run_dir().empty() && count(read_file(run_->run_dir() + "/metrics.jsonl"), kCheckpointEvent) >= 3;
-    })) << read_file(run_->log);
+      return !run.run_dir().empty() && count(read_file(run.run_dir() + "/metrics.jsonl"), kCheckpointEvent) >= 3;
+    })) << read_file(run.log);
     learner.signal(SIGINT);
-    ASSERT_EQ(learner.wait(240), std::optional<int>(0)) << read_file(run_->log);
-    dir_ = run_->run_dir();
+    ASSERT_EQ(learner.wait(240), std::optional<int>(0)) << read_file(run.log);
+    taken();
   }
-  static void TearDownTestSuite() {
-    std::error_code ec;
-    fs::remove_all(run_->runs_dir, ec);
-    delete run_;
-  }
-  static TrainingRun* run_;
-  static inline std::string dir_;
 };
-TrainingRun* EvalRun::run_ = nullptr;
 
 // best.json holds the highest eval_return_mean of the run's checkpoints (the "checkpoint"
 // event rows), names that checkpoint, and best.pt is that file's bytes.
@@ -144,7 +129,7 @@ TEST_F(EvalRun, ResumeGoesOnFromBestJson) {
   std::ofstream(dir_ + "/best.json") << kept;
   const std::string best_pt = read_file(dir_ + "/best.pt");
   const int before = count(read_file(dir_ + "/metrics.jsonl"), kCheckpointEvent);
-  ChildProcess resumed({kBinary, "run", "--resume", dir_, frames_past_last_row(*run_, 3000)}, run_->log);
+  ChildProcess resumed({MOONSEED_BINARY, "run", "--resume", dir_, frames_past_last_row(*run_, 3000)}, run_->log);
   ASSERT_EQ(resumed.wait(240), std::optional<int>(0)) << read_file(run_->log);
   const std::string metrics = read_file(dir_ + "/metrics.jsonl");
   EXPECT_GT(count(metrics, kCheckpointEvent), before) << metrics;
@@ -209,7 +194,7 @@ TEST_F(EvalRun, ErrorsSayWhatIsWrongAndLeaveNoFile) {
   EXPECT_FALSE(fs::exists(out + "/v.mp4.partial"));
 
   // ffmpeg missing: PATH without it.
-  std::vector<std::string> argv = {"/usr/bin/env", "PATH=/nonexistent", kBinary, "eval", dir_, "--video", out + "/v.mp4"};
+  std::vector<std::string> argv = {"/usr/bin/env", "PATH=/nonexistent", MOONSEED_BINARY, "eval", dir_, "--video", out + "/v.mp4"};
   ChildProcess process(argv, out + "/no_ffmpeg.log");
   EXPECT_EQ(process.wait(120), std::optional<int>(1));
   EXPECT_TRUE(contains(read_file(out + "/no_ffmpeg.log"), "--video needs ffmpeg, which is not on PATH"))
@@ -217,22 +202,40 @@ TEST_F(EvalRun, ErrorsSayWhatIsWrongAndLeaveNoFile) {
   EXPECT_FALSE(fs::exists(out + "/v.mp4.partial"));
 }
 
-// A MinAtar policy filmed as a GIF: 10 x 16 pixels a side.
-TEST(EvalMinAtar, FilmsAGif) {
-  TrainingRun run(kMinAtar, {"stop.frames=3000", "log.progress=false"},
-                  "moonseed-eval-minatar");
+// A short run of `script` that ends on stop.frames, then `moonseed eval --episodes 2 --video
+// FILE` on it: one frame per reset and per step, of `size` ("WxH"), as eval says and ffprobe
+// reads back.
+void expect_filmed(const std::string& script, const std::vector<std::string>& overrides, const std::string& file,
+                   const std::string& size) {
+  TrainingRun run(script, overrides, "moonseed-eval-film");
   ChildProcess learner(run.args({}), run.log);
   ASSERT_EQ(learner.wait(240), std::optional<int>(0)) << read_file(run.log);
-  const std::string gif = run.runs_dir + "/breakout.gif";
-  const Output o = run_moonseed({"eval", run.run_dir(), "--episodes", "1", "--video", gif}, run.runs_dir + "/eval.log");
+  const std::string video = run.runs_dir + "/" + file;
+  const Output o = run_moonseed({"eval", run.run_dir(), "--episodes", "2", "--video", video}, run.runs_dir + "/eval.log");
   ASSERT_EQ(o.exit_code, std::optional<int>(0)) << o.output;
   int episodes = 0;
-  const std::string frames = std::to_string(printed_steps(o.output, &episodes) + 1);
-  EXPECT_TRUE(contains(o.output, "(" + frames + " frames, 160x160, 30 fps)")) << o.output;
-  const std::string probed = probe(gif, run.runs_dir + "/probe.log");
-  EXPECT_TRUE(contains(probed, "width=160\nheight=160\nnb_read_frames=" + frames)) << probed;
+  const std::string frames = std::to_string(printed_steps(o.output, &episodes) + 2);
+  EXPECT_EQ(episodes, 2) << o.output;
+  EXPECT_TRUE(contains(o.output, "(" + frames + " frames, " + size + ", 30 fps)")) << o.output;
+  const std::string probed = probe(video, run.runs_dir + "/probe.log");
+  const std::string width = size.substr(0, size.find('x')), height = size.substr(size.find('x') + 1);
+  EXPECT_TRUE(contains(probed, "width=" + width + "\nheight=" + height + "\nnb_read_frames=" + frames)) << probed;
   std::error_code ec;
   fs::remove_all(run.runs_dir, ec);
+}
+
+// A MinAtar policy filmed as a GIF: 10 x 16 pixels a side.
+TEST(EvalFilms, MinAtarAsAGif) {
+  expect_filmed(kMinAtar, {"stop.frames=3000", "log.progress=false"}, "breakout.gif", "160x160");
+}
+
+// MountainCarContinuous (V-trace, box actions) renders as MountainCar does: 600 x 400. Its
+// episodes cut at 50 steps keep the video short.
+TEST(EvalFilms, MountainCarContinuous) {
+  expect_filmed(kVtrace,
+                {"env.id=\"MountainCarContinuous-v0\"", "env.options.max_episode_steps=50", "stop.frames=2000",
+                 "log.progress=false"},
+                "mountain_car.mp4", "600x400");
 }
 
 }  // namespace

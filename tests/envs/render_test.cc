@@ -9,6 +9,7 @@
 #include "envs/classic/acrobot.h"
 #include "envs/classic/cartpole.h"
 #include "envs/classic/mountain_car.h"
+#include "envs/classic/mountain_car_continuous.h"
 #include "envs/classic/pendulum.h"
 #include "envs/env.h"
 #include "envs/minatar/minatar_env.h"
@@ -84,6 +85,37 @@ TEST(Render, OtherClassicEnvsDrawTheirState) {
   EXPECT_EQ(frame.width, 600);
 }
 
+// Where the hill y = 0.45 sin(3 x) + 0.55 puts x on the 600 x 400 picture (x in [-1.2, 0.6]).
+Point on_hill(double x) {
+  const double scale = 600 / 1.8;
+  return {(x + 1.2) * scale, 400 - 20 - (0.45 * std::sin(3 * x) + 0.55) * scale};
+}
+
+// MountainCarContinuous is drawn as MountainCar: the car (a black disc 12 px above the hill)
+// follows the position, and the goal flag stands at its own goal, x = 0.45 (MountainCar's: 0.5).
+TEST(Render, MountainCarContinuousDrawsTheCarAndItsGoalFlag) {
+  constexpr Rgb kFlag = {204, 204, 0};
+  MountainCarContinuous env;
+  Image frame;
+  for (double position : {-0.5, -1.0, 0.2}) {
+    set_physics(env, {position, 0});
+    ASSERT_TRUE(env.render(frame));
+    ASSERT_EQ(frame.width, 600);
+    ASSERT_EQ(frame.height, 400);
+    const Point car = on_hill(position);
+    EXPECT_EQ(pixel(frame, car.x, car.y - 12), (Rgb{0, 0, 0})) << position;
+    const Point elsewhere = on_hill(position < 0 ? position + 0.4 : position - 0.4);
+    EXPECT_EQ(pixel(frame, elsewhere.x, elsewhere.y - 12), kWhite) << position;
+  }
+  const Point goal = on_hill(0.45);
+  EXPECT_EQ(pixel(frame, goal.x + 3, goal.y - 45), kFlag);
+  MountainCar discrete;
+  ASSERT_TRUE(discrete.render(frame));
+  EXPECT_EQ(pixel(frame, goal.x + 3, goal.y - 45), kWhite);  // its flag is at 0.5
+  const Point its_goal = on_hill(0.5);
+  EXPECT_EQ(pixel(frame, its_goal.x + 3, its_goal.y - 45), kFlag);
+}
+
 // Every set cell has its channel's colour (the highest channel set there), every empty cell is black.
 TEST(Render, MinAtarCellsHaveTheirChannelsColour) {
   const std::unique_ptr<Env> env = make_env("MinAtar/Breakout-v1");
@@ -111,7 +143,7 @@ TEST(Render, MinAtarCellsHaveTheirChannelsColour) {
 }
 
 TEST(Render, EnvsWithoutARendererSayNo) {
-  const std::unique_ptr<Env> env = make_env("MountainCarContinuous-v0");
+  const std::unique_ptr<Env> env = make_env("CueRecall-v0");
   Image frame;
   EXPECT_FALSE(env->render(frame));
   EXPECT_EQ(frame.width, 0);
