@@ -2,16 +2,25 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "base/text.h"
+#include "curves/runs.h"
 
 namespace moonseed::dashboard {
 namespace {
@@ -100,15 +109,87 @@ TEST(DashboardServer, RowsComeAsWholeLinesFromWhereThePageLeftOff) {
   const size_t whole = kRow1.size() + kEvent.size();
   EXPECT_EQ(first, "{\"from\": 0, \"next\": " + std::to_string(whole) + ", \"size\": " +
                        std::to_string(whole + torn) + ", \"rows\": [" + kRow1.substr(0, kRow1.size() - 1) + ",\n" +
-                       kEvent.substr(0, kEvent.size() - 1) + "]}");
+                       kEvent.substr(0, kEvent.size() - 1) + "], \"points\": [true, false]}");
   append(dir + "/metrics.jsonl", kRow2.substr(torn));
   const std::string second = body_of(get(port, "/api/rows?run=0&from=" + std::to_string(whole)));
   EXPECT_NE(second.find("\"rows\": [" + kRow2.substr(0, kRow2.size() - 1) + "]"), std::string::npos) << second;
   const std::string end = std::to_string(whole + kRow2.size());
   EXPECT_NE(second.find("\"next\": " + end), std::string::npos) << second;
   EXPECT_NE(body_of(get(port, "/api/rows?run=0&from=" + end)).find("\"rows\": []"), std::string::npos);
-  EXPECT_EQ(body_of(get(port, "/api/runs")), "[{\"run\": 0, \"name\": \"rows\"}]");
+  EXPECT_EQ(body_of(get(port, "/api/runs")),
+            "[{\"run\": 0, \"name\": \"rows\", \"group\": 0, \"group_label\": \"cartpole\"}]");
   EXPECT_EQ(body_of(get(port, "/api/config?run=0")), "return {\n  name = \"cartpole\",\n}\n");
+}
+
+TEST(DashboardServer, TheStopRowMarkedWithCountersIsAPointOtherEventsAreNot) {
+  // The rule of curves::is_point: "resume" has frames too, but is no point; the marked stop row is.
+  const std::string resume = "{\"time_s\": 0.5, \"event\": \"resume\", \"frames\": 50}\n";
+  const std::string stop =
+      "{\"time_s\": 3, \"frames\": 300, \"return_mean\": 30, \"event\": \"stop\", \"counters\": true, \"reason\": \"r\"}\n";
+  Server server({make_run("points", resume + kRow1 + kEvent + kRow2 + stop)}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  const std::string rows = body_of(get(port, "/api/rows?run=0&from=0"));
+  EXPECT_NE(rows.find("\"points\": [false, true, false, true, true]}"), std::string::npos) << rows;
+}
+
+// A run directory whose config.lua is that of experiment `name` with `seed`
+// and learning rate `lr`, as the engine writes it (seed and runs_dir lines).
+std::string make_seeded_run(const std::string& dir_name, const std::string& name, int seed, const std::string& lr,
+                            const std::string& metrics) {
+  const std::string dir = make_run(dir_name, metrics);
+  std::ofstream(dir + "/config.lua", std::ios::trunc)
+      << "return {\n  name = \"" << name << "\",\n  seed = " << seed << ",\n  runs_dir = \"runs\",\n"
+      << "  optimizer = {\n    lr = " << lr << ",\n  },\n}\n";
+  return dir;
+}
+
+TEST(DashboardServer, RunsOfOneConfigWithOtherSeedsAreOneGroupAndTheBandIsCurvesBand) {
+  const std::string a = make_seeded_run("g-a", "cartpole", 1, "0.001",
+                                        "{\"time_s\": 1, \"frames\": 100, \"return_mean\": 10}\n"
+                                        "{\"time_s\": 2, \"frames\": 250, \"return_mean\": 16.5}\n"
+                                        "{\"time_s\": 3, \"frames\": 400, \"return_mean\": 21}\n");
+  const std::string b = make_seeded_run("g-b", "cartpole", 2, "0.001",
+                                        "{\"time_s\": 1.2, \"frames\": 150, \"return_mean\": 8}\n"
+                                        "{\"time_s\": 2.4, \"frames\": 300, \"return_mean\": 13}\n"
+                                        "{\"time_s\": 3.1, \"frames\": 380, \"return_mean\": 9.25, "
+                                        "\"event\": \"stop\", \"counters\": true}\n");
+  // The same name, another learning rate: another recipe, whatever its name says.
+  const std::string c = make_seeded_run("g-c", "cartpole", 1, "0.0005",
+                                        "{\"time_s\": 1, \"frames\": 100, \"return_mean\": 50}\n");
+  Server server({a, b, c}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  EXPECT_EQ(body_of(get(port, "/api/runs")),
+            "[{\"run\": 0, \"name\": \"g-a\", \"group\": 0, \"group_label\": \"cartpole (2 seeds)\"}, "
+            "{\"run\": 1, \"name\": \"g-b\", \"group\": 0, \"group_label\": \"cartpole (2 seeds)\"}, "
+            "{\"run\": 2, \"name\": \"g-c\", \"group\": 1, \"group_label\": \"cartpole #2\"}]");
+
+  for (const curves::XAxis x : {curves::XAxis::kFrames, curves::XAxis::kTime}) {
+    const curves::Band expected = curves::band(
+        {curves::series(curves::read_run(a), "return_mean", x), curves::series(curves::read_run(b), "return_mean", x)},
+        Server::kMaxBandPoints);
+    ASSERT_GE(expected.x.size(), 2u);
+    const auto list = [](const std::vector<double>& v) {
+      std::string out;
+      for (const double d : v) out += (out.empty() ? "" : ", ") + base::number_text(d);
+      return "[" + out + "]";
+    };
+    const std::string xk = curves::x_key(x);
+    EXPECT_EQ(body_of(get(port, "/api/band?group=0&metric=return_mean&x=" + xk)),
+              "{\"group\": 0, \"label\": \"cartpole (2 seeds)\", \"metric\": \"return_mean\", \"x_axis\": \"" + xk +
+                  "\", \"runs\": [0, 1], \"x\": " + list(expected.x) + ", \"mean\": " + list(expected.mean) +
+                  ", \"low\": " + list(expected.low) + ", \"high\": " + list(expected.high) + "}");
+  }
+  // A group of one; a metric no run has; bad parameters.
+  EXPECT_NE(body_of(get(port, "/api/band?group=1&metric=return_mean&x=frames")).find("\"runs\": [2], \"x\": [100]"),
+            std::string::npos);
+  EXPECT_NE(body_of(get(port, "/api/band?group=0&metric=nothing&x=frames")).find("\"runs\": [], \"x\": []"),
+            std::string::npos);
+  const std::vector<std::string> bad = {"/api/band?group=2&metric=return_mean", "/api/band?metric=return_mean",
+                                        "/api/band?group=0", "/api/band?group=0&metric=return_mean&x=steps",
+                                        "/api/band?group=0&metric=" + std::string(Server::kMaxMetricName + 1, 'm')};
+  for (const std::string& target : bad) {
+    EXPECT_EQ(status_of(get(port, target)), 400) << target;
+  }
 }
 
 TEST(DashboardServer, StatusIsWhatTheRunHandedItLast) {
