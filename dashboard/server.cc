@@ -15,6 +15,7 @@
 #include "base/secret.h"
 #include "base/text.h"
 #include "dashboard/assets.h"
+#include "dashboard/connection_queue.h"
 #include "rpc/address.h"
 
 namespace moonseed::dashboard {
@@ -177,7 +178,7 @@ std::string Server::start(const std::string& listen) {
                                 "(--auth-token-file or MOONSEED_AUTH_TOKEN, docs/security.md) or listen on "
                                 "127.0.0.1");
   }
-  http_->new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
+  http_->new_task_queue = [] { return new ConnectionQueue(kThreads, kMaxWaiting); };
   http_->set_read_timeout(kReadTimeoutS);
   http_->set_write_timeout(kReadTimeoutS);
   http_->set_keep_alive_timeout(kKeepAliveS);

@@ -37,9 +37,14 @@
 // HOST:PORT or one beyond loopback without a token, std::runtime_error when it
 // cannot listen. Requests never throw out of the server: a failure is a 500.
 //
+// Connections: kThreads are served at once and at most kMaxWaiting more wait
+// for a thread; with those full, the accepting thread serves the next one
+// itself, so further connections wait in the kernel's listen backlog and hold
+// neither a descriptor nor memory of this process (ConnectionQueue, server.cc).
+//
 // Thread-safety: start() and stop() from one thread; set_status() from any.
-// Requests run on the server's own threads (at most kThreads), so whoever
-// calls set_status() waits at most for a string copy.
+// Requests run on the server's own threads, so whoever calls set_status()
+// waits at most for a string copy.
 #pragma once
 
 #include <cstddef>
@@ -62,6 +67,7 @@ class Server {
   static constexpr size_t kMaxChunkBytes = 1 << 20;   // metrics.jsonl bytes per /api/rows reply
   static constexpr size_t kMaxConfigBytes = 1 << 20;  // config.lua bytes served
   static constexpr int kThreads = 4;                  // requests served at once
+  static constexpr size_t kMaxWaiting = 16;           // accepted connections waiting for a thread
   static constexpr int kReadTimeoutS = 5;             // a request's bytes, each read (and each write)
   static constexpr int kKeepAliveS = 2;               // an idle connection, before and between requests
   static constexpr size_t kMaxBandPoints = 1000;      // x values of a /api/band reply

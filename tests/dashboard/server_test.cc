@@ -192,6 +192,90 @@ TEST(DashboardServer, RunsOfOneConfigWithOtherSeedsAreOneGroupAndTheBandIsCurves
   }
 }
 
+// Descriptors this process has open (the listing's own is in every count alike).
+size_t open_fds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// A TCP connection to 127.0.0.1:port that sends nothing, once the kernel has
+// made it (the server may not have accepted it yet).
+int silent_connection(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  return fd;
+}
+
+// Whether the server closed `fd` (it reads as ended).
+bool closed_by_server(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  char c = 0;
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && ::recv(fd, &c, 1, MSG_PEEK) == 0;
+}
+
+TEST(DashboardServer, AFloodOfSilentConnectionsIsHeldToItsBoundThenAFreshRequestIsAnswered) {
+  Server server({make_run("flood", kRow1)}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  const auto until = [&](const std::function<bool()>& done) {
+    for (int i = 0; i < 3000 && !done(); ++i) ::usleep(10000);  // 30 s at most
+    return done();
+  };
+  const size_t before = open_fds();
+  EXPECT_EQ(status_of(get(port, "/api/status")), 200);  // the server's threads are up
+  // The server closes its side just after the client has read the reply.
+  ASSERT_TRUE(until([&] { return open_fds() == before; }));
+  // Served, waiting for a thread, and one on the accepting thread.
+  const size_t bound = Server::kThreads + Server::kMaxWaiting + 1;
+  // Beyond the bound, 5 wait in the kernel's listen backlog (httplib 0.11 listens
+  // with a backlog of 5): so many connect without waiting for the server.
+  const size_t flood = bound + 5;
+  std::vector<int> fds;
+  for (size_t i = 0; i < flood; ++i) fds.push_back(silent_connection(port));
+  size_t most = 0;
+  const auto held = [&] {  // the server's descriptors for the flood
+    const size_t open = open_fds();
+    const size_t n = open > before + flood ? open - before - flood : 0;
+    most = std::max(most, n);
+    return n;
+  };
+  EXPECT_TRUE(until([&] { return held() >= bound; })) << held();
+  // The server closes a silent connection after its keep-alive timeout; until the
+  // first, an unbounded queue would have accepted the whole flood.
+  EXPECT_TRUE(until([&] {
+    held();
+    for (const int fd : fds) {
+      if (closed_by_server(fd)) return true;
+    }
+    return false;
+  }));
+  EXPECT_EQ(most, bound) << "descriptors the server held for " << flood << " silent connections";
+  for (const int fd : fds) ::close(fd);
+
+  // A fresh request is answered within the read timeout, once the flood is gone.
+  const int fresh = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval timeout{Server::kReadTimeoutS, 0};
+  ::setsockopt(fresh, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fresh, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string request = "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(fresh, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  char buf[256] = {};
+  const ssize_t n = ::recv(fresh, buf, sizeof buf - 1, 0);
+  ::close(fresh);
+  ASSERT_GT(n, 0) << "no answer within " << Server::kReadTimeoutS << " s";
+  EXPECT_EQ(status_of(buf), 200) << buf;
+  // Every socket of the flood is closed on the server's side too.
+  EXPECT_TRUE(until([&] { return open_fds() == before; })) << open_fds() << " open, " << before << " before";
+}
+
 TEST(DashboardServer, StatusIsWhatTheRunHandedItLast) {
   Server server({make_run("status", "")}, "");
   const int port = port_of(server.start("127.0.0.1:0"));
