@@ -101,6 +101,7 @@ async function refreshBands() {
   for (const metric of state.chosen) {
     if (!state.metrics.has(metric)) continue;
     for (let g = 0; g < state.groups.length; g++) {
+      if (state.groups[g].runs.length < 2) continue;  // a run of its own is drawn as it is
       const reply = await getJson("api/band?group=" + g + "&metric=" + encodeURIComponent(metric) + "&x=" + state.x);
       state.bands.set(bandKey(g, metric), reply);
     }
