@@ -26,6 +26,7 @@
 #include "cli/run_control.h"
 #include "cli/run_report.h"
 #include "cli/tensorboard_sink.h"
+#include "curves/metrics_row.h"
 #include "dashboard/server.h"
 #include "engine/config/schedule.h"
 #include "engine/learner/learner.h"
@@ -345,7 +346,8 @@ int Run::finish() {
       counters_row(final_stats, cfg_, elapsed,
                    (final_stats.frames - last_frames_) / std::max(1e-9, t0_ + elapsed - last_tick_),
                    actors_->restarts());
-  stop_row.add("event", "stop").add("reason", stop_reason_);
+  // Marked as a point of every metric it has (curves::is_point: plot, dashboard, TensorBoard).
+  stop_row.add("event", "stop").add_json(curves::kCountersKey, "true").add("reason", stop_reason_);
   metrics_->append(stop_row);
   if (tensorboard_) tensorboard_->flush();
   print_summary(final_stats, elapsed);

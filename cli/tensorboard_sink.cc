@@ -2,8 +2,9 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <optional>
+
+#include "curves/metrics_row.h"
 
 namespace moonseed::cli {
 namespace {
@@ -15,15 +16,6 @@ double unix_now() {
 int64_t unix_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-// The number a field holds, if it is one (not a string, null, object or array).
-std::optional<double> number(const std::string& json) {
-  if (json.empty() || !(json[0] == '-' || (json[0] >= '0' && json[0] <= '9'))) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(json.c_str(), &end);
-  if (end != json.c_str() + json.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
 }
 
 // TensorBoard's text plugin renders Markdown: a code block shows the text as it is.
@@ -40,20 +32,17 @@ TensorboardSink::TensorboardSink(const std::string& run_dir, const std::string& 
 }
 
 void TensorboardSink::row(const engine::MetricsRow& row) {
-  std::string event;
-  for (const auto& [key, value] : row.fields()) {
-    if (key == "event" && value.size() >= 2 && value[0] == '"') event = value.substr(1, value.size() - 2);
-    if (key == "frames") {
-      if (const std::optional<double> frames = number(value)) frames_ = static_cast<int64_t>(*frames);
-    }
-  }
+  // Read back as plot and the dashboard read metrics.jsonl, so the three agree on what a point is.
+  const std::string json = row.to_json();
+  const std::optional<curves::MetricsRow> parsed = curves::parse_metrics_row(json);
+  if (!parsed) return;  // MetricsRow writes JSON: not reached
+  const auto frames = parsed->numbers.find("frames");
+  if (frames != parsed->numbers.end()) frames_ = static_cast<int64_t>(frames->second);
   const double now = unix_now();
-  if (!event.empty()) {
-    writer_.text("event/" + event, frames_, now, verbatim(row.to_json()));
-    return;
-  }
-  for (const auto& [key, value] : row.fields()) {
-    if (const std::optional<double> v = number(value)) writer_.scalar(key, frames_, now, *v);
+  if (!parsed->event.empty()) writer_.text("event/" + parsed->event, frames_, now, verbatim(json));
+  if (!curves::is_point(*parsed)) return;
+  for (const auto& [key, value] : parsed->numbers) {
+    if (std::isfinite(value)) writer_.scalar(key, frames_, now, value);
   }
 }
 

@@ -1,8 +1,10 @@
 // The run's TensorBoard event file (docs/tensorboard.md): every metrics.jsonl
-// row goes here too. A periodic row's numeric fields become scalars tagged
-// with their names at the row's "frames"; a row with an "event" key becomes
-// text tagged "event/<name>" (the row's JSON) at its frames, or at the frames
-// of the last row that had them; the resolved config is text "config" at step 0.
+// row goes here too. The numeric fields of a row that is a point
+// (curves::is_point: a periodic row, or the final "stop" row) become scalars
+// tagged with their names at the row's "frames"; a row with an "event" key
+// becomes text tagged "event/<name>" (the row's JSON) at its frames, or at the
+// frames of the last row that had them (the stop row is both); the resolved
+// config is text "config" at step 0.
 //
 //   TensorboardSink tb(run_dir, scripts::to_lua(cfg));   // a new event file
 //   metrics.set_listener([&tb](const engine::MetricsRow& r) { tb.row(r); });

@@ -131,6 +131,9 @@ std::optional<MetricsRow> parse_metrics_row(std::string_view line) {
           row.numbers[key] = r.number();
         } else if (c == '"' && key == "event") {
           row.event = r.string();
+        } else if (c == 't' && key == kCountersKey) {
+          r.word("true");
+          row.counters = true;
         } else {
           r.skip_value();
         }
@@ -143,5 +146,7 @@ std::optional<MetricsRow> parse_metrics_row(std::string_view line) {
     return std::nullopt;
   }
 }
+
+bool is_point(const MetricsRow& row) { return row.event.empty() || row.counters; }
 
 }  // namespace moonseed::curves

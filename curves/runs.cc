@@ -127,15 +127,21 @@ std::vector<std::string> find_run_dirs(const std::vector<std::string>& paths) {
   return found;
 }
 
-Run read_run(const std::string& dir) {
+Run read_run_config(const std::string& dir) {
   Run run;
   run.dir = dir;
   std::string trimmed = dir;
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
   run.id = fs::path(trimmed).filename().string();
   run.name = run.id;
+  read_config(run);
+  return run;
+}
+
+Run read_run(const std::string& dir) {
   std::ifstream in(dir + "/metrics.jsonl");
   if (!in) throw std::runtime_error("cannot read " + dir + "/metrics.jsonl");
+  Run run = read_run_config(dir);
   std::string line;
   size_t line_number = 0;
   size_t skipped = 0;
@@ -148,14 +154,13 @@ Run read_run(const std::string& dir) {
       if (skipped++ == 0) first_skipped = line_number;
       continue;
     }
-    if (row->event.empty()) run.rows.push_back(std::move(*row));
+    if (is_point(*row)) run.rows.push_back(std::move(*row));
   }
   if (skipped > 0) {
     base::log_warning(dir + "/metrics.jsonl: skipped " + std::to_string(skipped) + " line" + (skipped == 1 ? "" : "s") +
                       " that " + (skipped == 1 ? "is" : "are") + " not a whole JSON object (from line " +
                       std::to_string(first_skipped) + ")");
   }
-  read_config(run);
   return run;
 }
 

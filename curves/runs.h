@@ -1,5 +1,5 @@
 // Runs read back for plotting and comparing: the run directories under the
-// paths a user names, each run's tick rows of metrics.jsonl and its config,
+// paths a user names, each run's points of metrics.jsonl (is_point) and its config,
 // series of one metric against frames or wall time, and the runs that differ
 // only by their seed grouped into a mean and a min/max band (docs/plot.md).
 //
@@ -36,7 +36,7 @@ struct Run {
   // config.lua without its `seed` and `runs_dir` lines: runs with equal
   // non-empty keys differ only by seed. "" when there is no config.lua.
   std::string config_key;
-  std::vector<MetricsRow> rows;  // tick rows (no "event" key), in file order
+  std::vector<MetricsRow> rows;  // the rows that are points (is_point), in file order
 };
 
 // The run directories `paths` name, in the order given: a directory holding a
@@ -49,10 +49,13 @@ std::vector<std::string> find_run_dirs(const std::vector<std::string>& paths);
 // objects (a torn last line) are skipped with one warning per run. Throws when
 // metrics.jsonl cannot be read.
 Run read_run(const std::string& dir);
+// The same without metrics.jsonl's rows (`rows` stays empty): enough to group
+// runs. Does not throw; a missing config.lua is warned about as above.
+Run read_run_config(const std::string& dir);
 
-// Every key with a number in some tick row of some run, sorted.
+// Every key with a number in some point row of some run, sorted.
 std::vector<std::string> metric_names(const std::vector<Run>& runs);
-// Whether some tick row of `run` has a number for `metric`.
+// Whether some point row of `run` has a number for `metric`.
 bool has_metric(const Run& run, const std::string& metric);
 
 // `metric` against `x`, from the rows that have both as numbers (a null, such

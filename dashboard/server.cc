@@ -15,6 +15,7 @@
 #include "base/secret.h"
 #include "base/text.h"
 #include "dashboard/assets.h"
+#include "dashboard/connection_queue.h"
 #include "rpc/address.h"
 
 namespace moonseed::dashboard {
@@ -123,12 +124,48 @@ std::string run_name(const std::string& dir) {
   return slash == std::string::npos ? d : d.substr(slash + 1);
 }
 
+// "[1, 2.5, ...]": numbers that read back exactly.
+std::string json_numbers(const std::vector<double>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + base::number_text(values[i]);
+  return out + "]";
+}
+
+// For each line of `chunk` (whole lines), whether it is a point (curves::is_point).
+std::string points_of(const std::string& chunk) {
+  std::string out = "[";
+  for (size_t at = 0; at < chunk.size();) {
+    const size_t end = chunk.find('\n', at);
+    if (end > at) {
+      const std::optional<curves::MetricsRow> row = curves::parse_metrics_row(std::string_view(chunk).substr(at, end - at));
+      out += std::string(out.size() > 1 ? ", " : "") + (row && curves::is_point(*row) ? "true" : "false");
+    }
+    at = end + 1;
+  }
+  return out + "]";
+}
+
+// The runs that differ only by their seed, from their config.lua.
+std::vector<curves::Group> read_groups(const std::vector<std::string>& run_dirs) {
+  std::vector<curves::Run> runs;
+  for (const std::string& dir : run_dirs) runs.push_back(curves::read_run_config(dir));
+  return curves::group_runs(runs);
+}
+
 }  // namespace
 
 bool listen_is_loopback(const std::string& listen) { return rpc::only_this_host(parse_listen(listen)); }
 
 Server::Server(std::vector<std::string> run_dirs, std::string auth_token)
-    : run_dirs_(std::move(run_dirs)), token_(std::move(auth_token)), http_(std::make_unique<httplib::Server>()) {}
+    : run_dirs_(std::move(run_dirs)),
+      groups_(read_groups(run_dirs_)),
+      group_of_(run_dirs_.size()),
+      token_(std::move(auth_token)),
+      http_(std::make_unique<httplib::Server>()) {
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    for (const size_t run : groups_[g].runs) group_of_[run] = g;
+  }
+}
 
 Server::~Server() { stop(); }
 
@@ -141,10 +178,10 @@ std::string Server::start(const std::string& listen) {
                                 "(--auth-token-file or MOONSEED_AUTH_TOKEN, docs/security.md) or listen on "
                                 "127.0.0.1");
   }
-  http_->new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
-  http_->set_read_timeout(5);
-  http_->set_write_timeout(5);
-  http_->set_keep_alive_timeout(2);
+  http_->new_task_queue = [] { return new ConnectionQueue(kThreads, kMaxWaiting); };
+  http_->set_read_timeout(kReadTimeoutS);
+  http_->set_write_timeout(kReadTimeoutS);
+  http_->set_keep_alive_timeout(kKeepAliveS);
   http_->set_keep_alive_max_count(100);
   http_->set_payload_max_length(4096);  // GET only: no request needs a body
   route();
@@ -215,7 +252,9 @@ void Server::route() {
     std::string out = "[";
     for (size_t i = 0; i < run_dirs_.size(); ++i) {
       out += (i ? ", " : "") + std::string("{\"run\": ") + std::to_string(i) +
-             ", \"name\": " + base::json_quote(run_name(run_dirs_[i])) + "}";
+             ", \"name\": " + base::json_quote(run_name(run_dirs_[i])) + ", \"group\": " +
+             std::to_string(group_of_[i]) + ", \"group_label\": " + base::json_quote(groups_[group_of_[i]].label) +
+             "}";
     }
     res.set_content(out + "]", "application/json");
   });
@@ -245,7 +284,42 @@ void Server::route() {
       at = end + 1;
     }
     res.set_content("{\"from\": " + std::to_string(from) + ", \"next\": " + std::to_string(next) +
-                        ", \"size\": " + std::to_string(size) + ", \"rows\": [" + rows + "]}",
+                        ", \"size\": " + std::to_string(size) + ", \"rows\": [" + rows +
+                        "], \"points\": " + points_of(chunk) + "}",
+                    "application/json");
+  });
+  http_->Get("/api/band", [this](const Request& req, Response& res) {
+    size_t group = 0;
+    if (groups_.empty() || !param_index(req, "group", groups_.size() - 1, group)) {
+      return bad_request(res, "group= must be the index of a group (GET /api/runs)");
+    }
+    const std::string metric = req.get_param_value("metric");
+    if (metric.empty() || metric.size() > kMaxMetricName) return bad_request(res, "metric= must name a metric");
+    const std::string x = req.has_param("x") ? req.get_param_value("x") : "frames";
+    if (x != "frames" && x != "time_s") return bad_request(res, "x= must be frames or time_s");
+    const curves::XAxis axis = x == "frames" ? curves::XAxis::kFrames : curves::XAxis::kTime;
+    // Read now: a run of the group may still be writing.
+    std::vector<size_t> members;
+    std::vector<curves::Series> series;
+    for (const size_t run : groups_[group].runs) {
+      curves::Series s;
+      try {
+        s = curves::series(curves::read_run(run_dirs_[run]), metric, axis);
+      } catch (const std::exception&) {
+        continue;  // its metrics.jsonl cannot be read (any more): left out, as a run without the metric
+      }
+      if (s.empty()) continue;
+      members.push_back(run);
+      series.push_back(std::move(s));
+    }
+    const curves::Band band = curves::band(series, kMaxBandPoints);
+    std::string runs;
+    for (const size_t run : members) runs += (runs.empty() ? "" : ", ") + std::to_string(run);
+    res.set_content("{\"group\": " + std::to_string(group) + ", \"label\": " + base::json_quote(groups_[group].label) +
+                        ", \"metric\": " + base::json_quote(metric) + ", \"x_axis\": " + base::json_quote(x) +
+                        ", \"runs\": [" + runs + "], \"x\": " + json_numbers(band.x) +
+                        ", \"mean\": " + json_numbers(band.mean) + ", \"low\": " + json_numbers(band.low) +
+                        ", \"high\": " + json_numbers(band.high) + "}",
                     "application/json");
   });
   http_->Get("/api/config", [this](const Request& req, Response& res) {

@@ -7,9 +7,20 @@
 //
 // What it serves (RUN = the index of a run directory given to the constructor):
 //   GET /                          index.html; GET /NAME another built-in file (dashboard.js, ...)
-//   GET /api/runs                  [{"run": 0, "name": "cartpole-20261126-120000"}, ...]
+//   GET /api/runs                  [{"run": 0, "name": "cartpole-20261126-120000", "group": 0,
+//                                    "group_label": "cartpole (2 seeds)"}, ...]: the groups are
+//                                  curves::group_runs of the runs' config.lua, read once by the
+//                                  constructor (runs that differ only by their seed are one group)
 //   GET /api/rows?run=RUN&from=B   metrics.jsonl's whole lines from byte B, at most kMaxChunkBytes:
-//                                  {"from": B, "next": B2, "rows": [row, ...]}; poll again from B2
+//                                  {"from": B, "next": B2, "rows": [row, ...], "points": [bool, ...]};
+//                                  points[i]: rows[i] is a point of the metrics (curves::is_point);
+//                                  poll again from B2
+//   GET /api/band?group=G&metric=M&x=frames|time_s
+//                                  curves::band of group G's runs that have M (at most
+//                                  kMaxBandPoints): {"group": G, "label": ..., "metric": M,
+//                                  "x_axis": "frames", "runs": [RUN, ...], "x": [...], "mean": [...],
+//                                  "low": [...], "high": [...]}; the arrays are empty when they do
+//                                  not overlap
 //   GET /api/config?run=RUN        config.lua as text (at most kMaxConfigBytes)
 //   GET /api/status                the last set_status() JSON (a live run's `ctl status`), or null
 // A missing or malformed parameter gets 400, an unknown path 404; the request
@@ -26,9 +37,14 @@
 // HOST:PORT or one beyond loopback without a token, std::runtime_error when it
 // cannot listen. Requests never throw out of the server: a failure is a 500.
 //
+// Connections: kThreads are served at once and at most kMaxWaiting more wait
+// for a thread; with those full, the accepting thread serves the next one
+// itself, so further connections wait in the kernel's listen backlog and hold
+// neither a descriptor nor memory of this process (ConnectionQueue, server.cc).
+//
 // Thread-safety: start() and stop() from one thread; set_status() from any.
-// Requests run on the server's own threads (at most kThreads), so whoever
-// calls set_status() waits at most for a string copy.
+// Requests run on the server's own threads, so whoever calls set_status()
+// waits at most for a string copy.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +54,7 @@
 #include <vector>
 
 #include "base/mutex.h"
+#include "curves/runs.h"
 
 namespace httplib {
 class Server;
@@ -50,6 +67,11 @@ class Server {
   static constexpr size_t kMaxChunkBytes = 1 << 20;   // metrics.jsonl bytes per /api/rows reply
   static constexpr size_t kMaxConfigBytes = 1 << 20;  // config.lua bytes served
   static constexpr int kThreads = 4;                  // requests served at once
+  static constexpr size_t kMaxWaiting = 16;           // accepted connections waiting for a thread
+  static constexpr int kReadTimeoutS = 5;             // a request's bytes, each read (and each write)
+  static constexpr int kKeepAliveS = 2;               // an idle connection, before and between requests
+  static constexpr size_t kMaxBandPoints = 1000;      // x values of a /api/band reply
+  static constexpr size_t kMaxMetricName = 200;       // bytes of /api/band's metric=
 
   Server(std::vector<std::string> run_dirs, std::string auth_token);
   ~Server();  // stop()
@@ -68,6 +90,8 @@ class Server {
   std::string status() const;
 
   const std::vector<std::string> run_dirs_;
+  const std::vector<curves::Group> groups_;  // runs indexes into run_dirs_
+  std::vector<size_t> group_of_;  // run index -> group index
   const std::string token_;
   bool require_token_ = false;  // listening beyond loopback
   std::unique_ptr<httplib::Server> http_;

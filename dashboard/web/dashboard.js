@@ -4,8 +4,10 @@
 "use strict";
 
 const state = {
-  runs: [],            // {run, name, next, rows: [], events: []}
-  metrics: new Set(),  // numeric keys seen in metric rows
+  runs: [],            // {run, name, group, next, rows: [], events: []}
+  groups: [],          // {label, runs: [run index, ...]}: the server's (curves::group_runs)
+  bands: new Map(),    // "group|metric|x" -> the server's /api/band reply
+  metrics: new Set(),  // numeric keys seen in point rows
   chosen: new Set(["return_mean"]),
   charts: new Map(),   // metric -> {plot, key}
   x: "frames",
@@ -27,19 +29,16 @@ function el(tag, props, ...children) {
   return e;
 }
 
-// "cartpole-20261126-120000" -> "cartpole": runs of one recipe differ by start time.
-function recipeOf(name) {
-  return name.replace(/-\d{8}-\d{6}(-\d+)?$/, "");
-}
-
 async function pollRows(run) {
   for (let i = 0; i < 50; i++) {  // at most 50 chunks a poll
     const reply = await getJson("api/rows?run=" + run.run + "&from=" + run.next);
-    for (const row of reply.rows) {
+    reply.rows.forEach((row, i) => {
       if ("event" in row) {
         run.events.push(row);
         addEvent(run, row);
-      } else {
+      }
+      // Which rows are points is the server's rule (curves::is_point): ticks and the final stop row.
+      if (reply.points[i]) {
         run.rows.push(row);
         for (const [k, v] of Object.entries(row)) {
           if (typeof v === "number" && !kSkip.has(k) && !state.metrics.has(k)) {
@@ -48,7 +47,7 @@ async function pollRows(run) {
           }
         }
       }
-    }
+    });
     if (reply.next === run.next) break;
     run.next = reply.next;
     if (reply.next >= reply.size) break;
@@ -59,7 +58,7 @@ function addMetricChoice(key) {
   const box = el("input", {type: "checkbox", checked: state.chosen.has(key), value: key});
   box.addEventListener("change", () => {
     if (box.checked) state.chosen.add(key); else state.chosen.delete(key);
-    redraw(true);
+    refreshBands().then(() => redraw(true)).catch((e) => showNotice("cannot reach the run: " + e.message));
   });
   const list = document.getElementById("metric-list");
   const labels = [...list.children];
@@ -85,41 +84,47 @@ function addEvent(run, row) {
   tbody.prepend(tr);
 }
 
-// Series for one metric: one per run, or mean, min and max per recipe when grouping.
-function seriesFor(metric) {
-  const perRun = state.runs.map((run) => {
-    const pts = run.rows.filter((r) => typeof r[metric] === "number" && typeof r[state.x] === "number")
-      .map((r) => [r[state.x], r[metric]]);
-    return {label: run.name, recipe: recipeOf(run.name), pts};
-  });
-  if (!state.group) return perRun.map((s) => ({label: s.label, pts: s.pts}));
-  const groups = new Map();
-  for (const s of perRun) {
-    if (!groups.has(s.recipe)) groups.set(s.recipe, []);
-    groups.get(s.recipe).push(s);
-  }
-  const out = [];
-  for (const [recipe, members] of groups) {
-    // Each run's value at each x (the last point at or before it), over the xs all of them reach.
-    const xs = [...new Set(members.flatMap((m) => m.pts.map((p) => p[0])))].sort((a, b) => a - b);
-    const end = Math.min(...members.map((m) => m.pts.length ? m.pts[m.pts.length - 1][0] : -Infinity));
-    const mean = [], lo = [], hi = [];
-    for (const x of xs) {
-      if (x > end) break;
-      const vals = members.map((m) => {
-        let v = null;
-        for (const p of m.pts) { if (p[0] <= x) v = p[1]; else break; }
-        return v;
-      }).filter((v) => v !== null);
-      if (vals.length !== members.length) continue;
-      const avg = vals.reduce((a, b) => a + b, 0) / vals.length;
-      mean.push([x, avg]); lo.push([x, Math.min(...vals)]); hi.push([x, Math.max(...vals)]);
+function runSeries(run, metric) {
+  const pts = run.rows.filter((r) => typeof r[metric] === "number" && typeof r[state.x] === "number")
+    .map((r) => [r[state.x], r[metric]]);
+  return {label: run.name, pts};
+}
+
+function bandKey(group, metric) {
+  return group + "|" + metric + "|" + state.x;
+}
+
+// The mean and min/max band of every group of runs for the chosen metrics, from
+// the server (curves::band over the runs' files, the same as `moonseed plot`).
+async function refreshBands() {
+  if (!state.group) return;
+  for (const metric of state.chosen) {
+    if (!state.metrics.has(metric)) continue;
+    for (let g = 0; g < state.groups.length; g++) {
+      if (state.groups[g].runs.length < 2) continue;  // a run of its own is drawn as it is
+      const reply = await getJson("api/band?group=" + g + "&metric=" + encodeURIComponent(metric) + "&x=" + state.x);
+      state.bands.set(bandKey(g, metric), reply);
     }
-    const n = members.length;
-    out.push({label: recipe + " mean (" + n + " run" + (n > 1 ? "s" : "") + ")", pts: mean});
-    out.push({label: recipe + " min", pts: lo, band: true});
-    out.push({label: recipe + " max", pts: hi, band: true});
   }
+}
+
+// Series for one metric: one per run, or per group its mean, min and max (a
+// group whose runs do not overlap, or with one run that has the metric, shows
+// its runs one by one).
+function seriesFor(metric) {
+  if (!state.group) return state.runs.map((run) => runSeries(run, metric));
+  const out = [];
+  state.groups.forEach((group, g) => {
+    const band = state.bands.get(bandKey(g, metric));
+    if (!band || band.runs.length < 2 || band.x.length === 0) {
+      for (const i of group.runs) out.push(runSeries(state.runs[i], metric));
+      return;
+    }
+    const pts = (ys) => band.x.map((x, k) => [x, ys[k]]);
+    out.push({label: group.label + " mean", pts: pts(band.mean)});
+    out.push({label: group.label + " min", pts: pts(band.low), band: "low"});
+    out.push({label: group.label + " max", pts: pts(band.high), band: "high"});
+  });
   return out;
 }
 
@@ -174,13 +179,13 @@ function redraw(rebuild) {
                     dash: s.band ? [4, 4] : undefined};
           })),
         };
-        if (state.group) {
-          // Fill between each recipe's min and max (series 3k+2 and 3k+3, counting x as 0).
-          opts.bands = [];
-          for (let i = 0; i < series.length; i += 3) {
-            opts.bands.push({series: [i + 3, i + 2], fill: kColors[(i / 3) % kColors.length] + "33"});
-          }
-        }
+        // Fill between each group's min and max (uPlot counts x as series 0).
+        opts.bands = [];
+        color = -1;
+        series.forEach((s, i) => {
+          if (!s.band) color++;
+          if (s.band === "low") opts.bands.push({series: [i + 2, i + 1], fill: kColors[color % kColors.length] + "33"});
+        });
         chart.plot = new uPlot(opts, data, div);
       }
       state.charts.set(metric, chart);
@@ -275,7 +280,10 @@ async function tick() {
     for (const run of state.runs) await pollRows(run);
     await pollStatus();
     const after = state.runs.map((r) => r.rows.length).join(",");
-    if (after !== before) redraw(false);
+    if (after !== before) {
+      await refreshBands();
+      redraw(false);
+    }
     updateCounts();
     const reloads = state.runs.reduce((n, r) => n + r.events.filter((e) => e.event.startsWith("reload")).length, 0);
     if (reloads !== lastReloads) { lastReloads = reloads; await showConfig(); }
@@ -294,19 +302,23 @@ function showNotice(text) {
 async function main() {
   if (!hasChartLibrary) showNotice("This build has no chart library (npm was not reachable when it was built): tables only.");
   const runs = await getJson("api/runs");
-  state.runs = runs.map((r) => ({run: r.run, name: r.name, next: 0, rows: [], events: []}));
+  state.runs = runs.map((r) => ({run: r.run, name: r.name, group: r.group, next: 0, rows: [], events: []}));
+  for (const r of runs) {
+    if (!state.groups[r.group]) state.groups[r.group] = {label: r.group_label, runs: []};
+    state.groups[r.group].runs.push(r.run);
+  }
   document.getElementById("runs").textContent = state.runs.map((r) => r.name).join(", ");
   const sel = document.getElementById("config-run");
   for (const r of state.runs) sel.append(el("option", {value: r.run, textContent: r.name}));
   sel.addEventListener("change", showConfig);
-  const recipes = new Set(state.runs.map((r) => recipeOf(r.name)));
-  if (recipes.size < state.runs.length) document.getElementById("group-label").hidden = false;
+  if (state.groups.length < state.runs.length) document.getElementById("group-label").hidden = false;
   // ?x=time_s and ?group=1 open the page with those choices made (links, tests).
   const params = new URLSearchParams(location.search);
   if (params.get("x") === "time_s") { state.x = "time_s"; document.getElementById("x-axis").value = "time_s"; }
   if (params.get("group") === "1") { state.group = true; document.getElementById("group-seeds").checked = true; }
-  document.getElementById("x-axis").addEventListener("change", (e) => { state.x = e.target.value; redraw(true); });
-  document.getElementById("group-seeds").addEventListener("change", (e) => { state.group = e.target.checked; redraw(true); });
+  const redrawWithBands = () => refreshBands().then(() => redraw(true)).catch((e) => showNotice("cannot reach the run: " + e.message));
+  document.getElementById("x-axis").addEventListener("change", (e) => { state.x = e.target.value; redrawWithBands(); });
+  document.getElementById("group-seeds").addEventListener("change", (e) => { state.group = e.target.checked; redrawWithBands(); });
   tick();
 }
 

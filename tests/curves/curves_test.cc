@@ -109,6 +109,29 @@ TEST_F(CurvesTest, AResumedRunReplacesTheRowsPastItsCheckpoint) {
   EXPECT_EQ(s[2].y, 20);
 }
 
+TEST_F(CurvesTest, TheStopRowMarkedWithCountersIsAPointOtherEventRowsAreNot) {
+  // "resume" has frames and episodes (the checkpoint's) and "checkpoint" a value: not points.
+  const curves::Run run = read_run(make_run("s",
+      "{\"time_s\": 1, \"frames\": 100, \"return_mean\": 1}\n"
+      "{\"time_s\": 1.5, \"frames\": 150, \"episodes\": 9, \"event\": \"resume\", \"return_mean\": 99}\n"
+      "{\"time_s\": 2, \"event\": \"checkpoint\", \"metric\": \"return_mean\", \"value\": 7, \"frames\": 180}\n"
+      "{\"time_s\": 2, \"frames\": 200, \"return_mean\": 2}\n"
+      "{\"time_s\": 2.5, \"frames\": 260, \"return_mean\": 4.5, \"event\": \"stop\", \"counters\": true, "
+      "\"reason\": \"reached stop.frames = 250\"}\n",
+      "x", 1));
+  const Series s = series(run, "return_mean", XAxis::kFrames);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[1].x, 200);
+  EXPECT_EQ(s[2].x, 260);
+  EXPECT_EQ(s[2].y, 4.5);
+  EXPECT_FALSE(has_metric(run, "value"));
+  const auto marked = parse_metrics_row("{\"event\": \"stop\", \"counters\": true}");
+  ASSERT_TRUE(marked.has_value());
+  EXPECT_TRUE(is_point(*marked));
+  EXPECT_FALSE(is_point(*parse_metrics_row("{\"event\": \"stop\", \"counters\": false}")));
+  EXPECT_TRUE(is_point(*parse_metrics_row("{\"frames\": 1}")));
+}
+
 TEST_F(CurvesTest, GroupsRunsThatDifferOnlyBySeed) {
   std::vector<curves::Run> runs;
   runs.push_back(read_run(make_run("runs/a1", "{\"frames\": 1, \"return_mean\": 1}\n", "cp", 1)));

@@ -2,16 +2,25 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "base/text.h"
+#include "curves/runs.h"
 
 namespace moonseed::dashboard {
 namespace {
@@ -100,15 +109,171 @@ TEST(DashboardServer, RowsComeAsWholeLinesFromWhereThePageLeftOff) {
   const size_t whole = kRow1.size() + kEvent.size();
   EXPECT_EQ(first, "{\"from\": 0, \"next\": " + std::to_string(whole) + ", \"size\": " +
                        std::to_string(whole + torn) + ", \"rows\": [" + kRow1.substr(0, kRow1.size() - 1) + ",\n" +
-                       kEvent.substr(0, kEvent.size() - 1) + "]}");
+                       kEvent.substr(0, kEvent.size() - 1) + "], \"points\": [true, false]}");
   append(dir + "/metrics.jsonl", kRow2.substr(torn));
   const std::string second = body_of(get(port, "/api/rows?run=0&from=" + std::to_string(whole)));
   EXPECT_NE(second.find("\"rows\": [" + kRow2.substr(0, kRow2.size() - 1) + "]"), std::string::npos) << second;
   const std::string end = std::to_string(whole + kRow2.size());
   EXPECT_NE(second.find("\"next\": " + end), std::string::npos) << second;
   EXPECT_NE(body_of(get(port, "/api/rows?run=0&from=" + end)).find("\"rows\": []"), std::string::npos);
-  EXPECT_EQ(body_of(get(port, "/api/runs")), "[{\"run\": 0, \"name\": \"rows\"}]");
+  EXPECT_EQ(body_of(get(port, "/api/runs")),
+            "[{\"run\": 0, \"name\": \"rows\", \"group\": 0, \"group_label\": \"cartpole\"}]");
   EXPECT_EQ(body_of(get(port, "/api/config?run=0")), "return {\n  name = \"cartpole\",\n}\n");
+}
+
+TEST(DashboardServer, TheStopRowMarkedWithCountersIsAPointOtherEventsAreNot) {
+  // The rule of curves::is_point: "resume" has frames too, but is no point; the marked stop row is.
+  const std::string resume = "{\"time_s\": 0.5, \"event\": \"resume\", \"frames\": 50}\n";
+  const std::string stop =
+      "{\"time_s\": 3, \"frames\": 300, \"return_mean\": 30, \"event\": \"stop\", \"counters\": true, \"reason\": \"r\"}\n";
+  Server server({make_run("points", resume + kRow1 + kEvent + kRow2 + stop)}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  const std::string rows = body_of(get(port, "/api/rows?run=0&from=0"));
+  EXPECT_NE(rows.find("\"points\": [false, true, false, true, true]}"), std::string::npos) << rows;
+}
+
+// A run directory whose config.lua is that of experiment `name` with `seed`
+// and learning rate `lr`, as the engine writes it (seed and runs_dir lines).
+std::string make_seeded_run(const std::string& dir_name, const std::string& name, int seed, const std::string& lr,
+                            const std::string& metrics) {
+  const std::string dir = make_run(dir_name, metrics);
+  std::ofstream(dir + "/config.lua", std::ios::trunc)
+      << "return {\n  name = \"" << name << "\",\n  seed = " << seed << ",\n  runs_dir = \"runs\",\n"
+      << "  optimizer = {\n    lr = " << lr << ",\n  },\n}\n";
+  return dir;
+}
+
+TEST(DashboardServer, RunsOfOneConfigWithOtherSeedsAreOneGroupAndTheBandIsCurvesBand) {
+  const std::string a = make_seeded_run("g-a", "cartpole", 1, "0.001",
+                                        "{\"time_s\": 1, \"frames\": 100, \"return_mean\": 10}\n"
+                                        "{\"time_s\": 2, \"frames\": 250, \"return_mean\": 16.5}\n"
+                                        "{\"time_s\": 3, \"frames\": 400, \"return_mean\": 21}\n");
+  const std::string b = make_seeded_run("g-b", "cartpole", 2, "0.001",
+                                        "{\"time_s\": 1.2, \"frames\": 150, \"return_mean\": 8}\n"
+                                        "{\"time_s\": 2.4, \"frames\": 300, \"return_mean\": 13}\n"
+                                        "{\"time_s\": 3.1, \"frames\": 380, \"return_mean\": 9.25, "
+                                        "\"event\": \"stop\", \"counters\": true}\n");
+  // The same name, another learning rate: another recipe, whatever its name says.
+  const std::string c = make_seeded_run("g-c", "cartpole", 1, "0.0005",
+                                        "{\"time_s\": 1, \"frames\": 100, \"return_mean\": 50}\n");
+  Server server({a, b, c}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  EXPECT_EQ(body_of(get(port, "/api/runs")),
+            "[{\"run\": 0, \"name\": \"g-a\", \"group\": 0, \"group_label\": \"cartpole (2 seeds)\"}, "
+            "{\"run\": 1, \"name\": \"g-b\", \"group\": 0, \"group_label\": \"cartpole (2 seeds)\"}, "
+            "{\"run\": 2, \"name\": \"g-c\", \"group\": 1, \"group_label\": \"cartpole #2\"}]");
+
+  for (const curves::XAxis x : {curves::XAxis::kFrames, curves::XAxis::kTime}) {
+    const curves::Band expected = curves::band(
+        {curves::series(curves::read_run(a), "return_mean", x), curves::series(curves::read_run(b), "return_mean", x)},
+        Server::kMaxBandPoints);
+    ASSERT_GE(expected.x.size(), 2u);
+    const auto list = [](const std::vector<double>& v) {
+      std::string out;
+      for (const double d : v) out += (out.empty() ? "" : ", ") + base::number_text(d);
+      return "[" + out + "]";
+    };
+    const std::string xk = curves::x_key(x);
+    EXPECT_EQ(body_of(get(port, "/api/band?group=0&metric=return_mean&x=" + xk)),
+              "{\"group\": 0, \"label\": \"cartpole (2 seeds)\", \"metric\": \"return_mean\", \"x_axis\": \"" + xk +
+                  "\", \"runs\": [0, 1], \"x\": " + list(expected.x) + ", \"mean\": " + list(expected.mean) +
+                  ", \"low\": " + list(expected.low) + ", \"high\": " + list(expected.high) + "}");
+  }
+  // A group of one; a metric no run has; bad parameters.
+  EXPECT_NE(body_of(get(port, "/api/band?group=1&metric=return_mean&x=frames")).find("\"runs\": [2], \"x\": [100]"),
+            std::string::npos);
+  EXPECT_NE(body_of(get(port, "/api/band?group=0&metric=nothing&x=frames")).find("\"runs\": [], \"x\": []"),
+            std::string::npos);
+  const std::vector<std::string> bad = {"/api/band?group=2&metric=return_mean", "/api/band?metric=return_mean",
+                                        "/api/band?group=0", "/api/band?group=0&metric=return_mean&x=steps",
+                                        "/api/band?group=0&metric=" + std::string(Server::kMaxMetricName + 1, 'm')};
+  for (const std::string& target : bad) {
+    EXPECT_EQ(status_of(get(port, target)), 400) << target;
+  }
+}
+
+// Descriptors this process has open (the listing's own is in every count alike).
+size_t open_fds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// A TCP connection to 127.0.0.1:port that sends nothing, once the kernel has
+// made it (the server may not have accepted it yet).
+int silent_connection(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  return fd;
+}
+
+// Whether the server closed `fd` (it reads as ended).
+bool closed_by_server(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  char c = 0;
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && ::recv(fd, &c, 1, MSG_PEEK) == 0;
+}
+
+TEST(DashboardServer, AFloodOfSilentConnectionsIsHeldToItsBoundThenAFreshRequestIsAnswered) {
+  Server server({make_run("flood", kRow1)}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  const auto until = [&](const std::function<bool()>& done) {
+    for (int i = 0; i < 3000 && !done(); ++i) ::usleep(10000);  // 30 s at most
+    return done();
+  };
+  const size_t before = open_fds();
+  EXPECT_EQ(status_of(get(port, "/api/status")), 200);  // the server's threads are up
+  // The server closes its side just after the client has read the reply.
+  ASSERT_TRUE(until([&] { return open_fds() == before; }));
+  // Served, waiting for a thread, and one on the accepting thread.
+  const size_t bound = Server::kThreads + Server::kMaxWaiting + 1;
+  // Beyond the bound, 5 wait in the kernel's listen backlog (httplib 0.11 listens
+  // with a backlog of 5): so many connect without waiting for the server.
+  const size_t flood = bound + 5;
+  std::vector<int> fds;
+  for (size_t i = 0; i < flood; ++i) fds.push_back(silent_connection(port));
+  size_t most = 0;
+  const auto held = [&] {  // the server's descriptors for the flood
+    const size_t open = open_fds();
+    const size_t n = open > before + flood ? open - before - flood : 0;
+    most = std::max(most, n);
+    return n;
+  };
+  EXPECT_TRUE(until([&] { return held() >= bound; })) << held();
+  // The server closes a silent connection after its keep-alive timeout; until the
+  // first, an unbounded queue would have accepted the whole flood.
+  EXPECT_TRUE(until([&] {
+    held();
+    for (const int fd : fds) {
+      if (closed_by_server(fd)) return true;
+    }
+    return false;
+  }));
+  EXPECT_EQ(most, bound) << "descriptors the server held for " << flood << " silent connections";
+  for (const int fd : fds) ::close(fd);
+
+  // A fresh request is answered within the read timeout, once the flood is gone.
+  const int fresh = ::socket(AF_INET, SOCK_STREAM, 0);
+  timeval timeout{Server::kReadTimeoutS, 0};
+  ::setsockopt(fresh, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fresh, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string request = "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(fresh, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  char buf[256] = {};
+  const ssize_t n = ::recv(fresh, buf, sizeof buf - 1, 0);
+  ::close(fresh);
+  ASSERT_GT(n, 0) << "no answer within " << Server::kReadTimeoutS << " s";
+  EXPECT_EQ(status_of(buf), 200) << buf;
+  // Every socket of the flood is closed on the server's side too.
+  EXPECT_TRUE(until([&] { return open_fds() == before; })) << open_fds() << " open, " << before << " before";
 }
 
 TEST(DashboardServer, StatusIsWhatTheRunHandedItLast) {

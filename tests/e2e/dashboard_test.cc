@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -124,12 +125,13 @@ struct ShortRun {
 };
 
 // The rows of a run's metrics.jsonl that have a return_mean (the points of its
-// chart), or with `events`, those with an "event" key.
+// chart: tick rows and the final stop row), or with `events`, those with an "event" key.
 double rows_of(const std::string& run_dir, bool events = false) {
   double n = 0;
   for (const MetricsRow& row : read_metrics(run_dir + "/metrics.jsonl")) {
     n += events ? row.count("event") > 0 : row.count("return_mean") && !row.count("event");
   }
+  if (!events) n += static_cast<double>(read_events(run_dir + "/metrics.jsonl", "stop").size());
   return n;
 }
 
@@ -151,9 +153,16 @@ TEST(Dashboard, PastRunsOfOneScriptShowOnOneChartWithTheirMeanAndBand) {
   const std::string dom = chromium(dir, url[1].str() + "?group=1", "--dump-dom");
   EXPECT_EQ(data_attribute(dom, "runs"), 2) << dom;
   EXPECT_EQ(data_attribute(dom, "points"), rows_of(runs[0]) + rows_of(runs[1])) << dom;
+  // The chart's last point is a stop row's: the run's last value.
+  double stop_frames = 0;
+  for (const auto& run : runs) {
+    for (const MetricsRow& stop : read_events(run + "/metrics.jsonl", "stop")) stop_frames = std::max(stop_frames, stop.at("frames"));
+  }
+  EXPECT_EQ(data_attribute(dom, "last-frames"), stop_frames) << dom;
   EXPECT_EQ(data_attribute(dom, "events"), rows_of(runs[0], true) + rows_of(runs[1], true)) << dom;
-  EXPECT_NE(dom.find("cartpole_vtrace mean (2 runs)"), std::string::npos) << dom;
-  EXPECT_NE(dom.find("cartpole_vtrace min"), std::string::npos) << dom;
+  // The group and its band come from the server (curves::group_runs, curves::band).
+  EXPECT_NE(dom.find("cartpole_vtrace (2 seeds) mean"), std::string::npos) << dom;
+  EXPECT_NE(dom.find("cartpole_vtrace (2 seeds) min"), std::string::npos) << dom;
   EXPECT_NE(dom.find("<div id=\"actors-box\" hidden=\"\">"), std::string::npos) << "past runs have no actors: " << dom;
   server.signal(SIGINT);
   EXPECT_EQ(server.wait(30), std::optional<int>(0)) << read_file(log);

@@ -1,6 +1,6 @@
 // `moonseed plot` on real runs (docs/plot.md): two short CartPole runs of one
 // script with seeds 1 and 2, drawn by Debian's gnuplot. The SVG is read as
-// text: a line per run with one point per row (--no-group), or one line for
+// text: a line per run with one point per row, the stop row's last (--no-group), or one line for
 // the two seeds with its band; the PNG's IHDR gives its size. And the errors a
 // user can meet.
 #include <filesystem>
@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "curves/runs.h"
 #include "tests/e2e/process.h"
 
 namespace moonseed::testing {
@@ -66,12 +67,14 @@ class PlotRuns : public ::testing::Test {
     return r;
   }
   static std::string dir(int i) { return runs_[i]->run_dir(); }
-  // Points a run's return_mean line should hold: rows with a number for it, one per distinct frame count.
+  // Points a run's return_mean line should hold: tick rows and the final stop row with a number for
+  // it, one per distinct frame count.
   static size_t expected_points(int i) {
     std::set<double> frames;
     for (const auto& row : read_metrics(dir(i) + "/metrics.jsonl")) {
       if (!row.count("event") && row.count("return_mean") && row.count("frames")) frames.insert(row.at("frames"));
     }
+    for (const auto& row : read_events(dir(i) + "/metrics.jsonl", "stop")) frames.insert(row.at("frames"));
     return frames.size();
   }
   static inline std::vector<TrainingRun*> runs_;
@@ -107,7 +110,18 @@ size_t path_points(const std::string& plot) {
   return points >= 2 ? points - 2 : 0;
 }
 
-TEST_F(PlotRuns, SvgHasOneLinePerRunWithEveryRowAsAPoint) {
+TEST_F(PlotRuns, SvgHasOneLinePerRunWithEveryRowAsAPointEndingAtTheStopRowsValue) {
+  // What plot draws (curves::series) ends at the run's last values, those of its stop row.
+  const std::vector<MetricsRow> stops = read_events(dir(0) + "/metrics.jsonl", "stop");
+  ASSERT_EQ(stops.size(), 1u);
+  const curves::Run run = curves::read_run(dir(0));
+  for (const char* metric : {"return_mean", "train_time_s", "optimizer_steps"}) {
+    const curves::Series s = curves::series(run, metric, curves::XAxis::kFrames);
+    ASSERT_FALSE(s.empty()) << metric;
+    EXPECT_EQ(s.back().x, stops[0].at("frames")) << metric;
+    EXPECT_EQ(s.back().y, stops[0].at(metric)) << metric;
+  }
+
   const std::string svg_path = out_ + "/runs.svg";
   const Result r = plot({dir(0), dir(1), "--no-group", "-o", svg_path});
   ASSERT_EQ(r.exit_code, std::optional<int>(0)) << r.output;

@@ -136,10 +136,13 @@ class TfEventsTest(unittest.TestCase):
         return [r for r in metrics(d) if "event" not in r and "frames" in r]
 
     def check_scalars_match_metrics(self, run_dir, scalars):
-        """Every numeric field of every periodic row is a scalar at its frames, as float32; nothing else is."""
+        """Every numeric field of every point row is a scalar at its frames, as float32; nothing else is.
+
+        Point rows: the periodic ones (no "event") and event rows marked "counters": true (the stop row).
+        """
         expected = 0
         for row in metrics(run_dir):
-            if "event" in row:
+            if "event" in row and row.get("counters") is not True:
                 continue
             for key, value in row.items():
                 if not is_number(value):
@@ -181,6 +184,13 @@ class TfEventsTest(unittest.TestCase):
         self.assertEqual(json.loads(reload_texts[0][2].strip("`\n")), reloads[0])
         stops = [t for t in texts if t[0] == "event/stop"]
         self.assertEqual(len(stops), 1, texts)
+        # The stop row's counters are scalars at its frames: a curve ends at the run's last value.
+        stop_rows = [r for r in metrics(run_dir) if r.get("event") == "stop"]
+        self.assertEqual(len(stop_rows), 1)
+        self.assertIs(stop_rows[0].get("counters"), True, stop_rows[0])
+        for key in ("return_mean", "frames", "optimizer_steps", "train_time_s"):
+            got = scalars.get((key, int(stop_rows[0]["frames"])), [])
+            self.assertIn(np.float32(stop_rows[0][key]), [np.float32(g) for g in got], key)
 
         # --resume: a new event file beside the first; both read, together they hold every row.
         last_frames = max(int(r["frames"]) for r in metrics(run_dir) if "frames" in r)
