@@ -52,7 +52,8 @@ int export_command(const Args& args) {
   const engine::ExperimentConfig& config = run.config;
   const envs::EnvSpec& spec = run.spec;  // as the learner describes it, described once
 
-  models::ExportOrigin origin{dir.run_id(), std::filesystem::path(checkpoint).filename().string(), -1};
+  models::ExportOrigin origin{dir.run_id(), std::filesystem::path(checkpoint).filename().string(), -1,
+                              config.env.wrappers};
   models::Exported exported;
   if (config.algo == "vtrace") {
     models::PolicyNet net(config.model, spec);

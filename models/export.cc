@@ -179,6 +179,16 @@ std::string layer_list(const std::vector<LayerSpec>& layers) {
   return string_list(described);
 }
 
+std::string wrapper_list_json(const envs::WrapperList& wrappers) {
+  std::vector<std::string> items;
+  for (const envs::WrapperSpec& w : wrappers) {
+    std::string item = "{\"kind\": " + base::json_quote(w.kind);
+    for (const auto& [name, value] : w.params) item += ", " + base::json_quote(name) + ": " + base::number_text(value);
+    items.push_back(item + "}");
+  }
+  return "[" + base::join(items) + "]";
+}
+
 // The spec JSON; `model` is the algorithm's model object, `inputs` and
 // `outputs` name forward's arguments and results.
 std::string spec_json(const std::string& algo, const envs::EnvSpec& env, const std::string& model,
@@ -192,6 +202,7 @@ std::string spec_json(const std::string& algo, const envs::EnvSpec& env, const s
           : "{\"uint8_scale\": null, \"text\": \"observations are converted to float32\"}";
   return "{\n  \"format\": 1,\n  \"algo\": " + base::json_quote(algo) + ",\n  \"env_id\": " +
          base::json_quote(env.id) + ",\n  \"max_episode_steps\": " + std::to_string(env.max_episode_steps) +
+         ",\n  \"env_wrappers\": " + wrapper_list_json(origin.env_wrappers) +
          ",\n  \"observation\": " + space_json(obs) + ",\n  \"action\": " + space_json(env.action) +
          ",\n  \"preprocessing\": " + scaling + ",\n  \"model\": " + model + ",\n  \"inputs\": " +
          string_list(inputs) + ",\n  \"outputs\": " + string_list(outputs) + ",\n  \"run_id\": " +

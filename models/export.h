@@ -32,6 +32,7 @@
 #include <torch/script.h>
 
 #include "envs/spec.h"
+#include "envs/wrappers/wrapper_spec.h"
 #include "models/model_spec.h"
 #include "models/policy_net.h"
 #include "models/q_net.h"
@@ -41,11 +42,13 @@ namespace moonseed::models {
 // The archive's extra file that holds the spec JSON.
 inline constexpr const char* kSpecFile = "moonseed/spec.json";
 
-// Where the exported weights come from, for the spec.
+// Where the exported weights come from, for the spec: the run, its checkpoint, and the env
+// wrappers (env.wrappers) between the env and the net, which a user must apply the same way.
 struct ExportOrigin {
   std::string run_id;      // the run directory's name
   std::string checkpoint;  // "ckpt-1200.pt"
   int64_t step = -1;       // its optimizer step
+  envs::WrapperList env_wrappers;  // the spec's "env_wrappers": [{"kind": "frame_stack", "n": 4}, ...]
 };
 
 struct Exported {

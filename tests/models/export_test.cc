@@ -77,7 +77,7 @@ struct Cases {
   }
 };
 
-const ExportOrigin kOrigin{"test-run", "ckpt-7.pt", 7};
+const ExportOrigin kOrigin{"test-run", "ckpt-7.pt", 7, {}};
 
 void add_policy_case(Cases& cases, const std::string& name, const ModelSpec& model, const envs::EnvSpec& env) {
   PolicyNet net(model, env);
@@ -167,13 +167,18 @@ TEST(Export, PyTorchComputesWhatTheLearnersNetsComputeForEveryKindOfNet) {
   for (const std::string& dir : cases.dirs) EXPECT_NE(check.output.find(dir + ": OK"), std::string::npos) << check.output;
 }
 
-TEST(Export, TheSpecNamesTheEnvSpacesPreprocessingModelAndCheckpoint) {
+TEST(Export, TheSpecNamesTheEnvItsWrappersSpacesPreprocessingModelAndCheckpoint) {
   ModelSpec model;
   model.hidden = {4};
   const envs::EnvSpec env = env_of("MinAtar/Breakout-v1", box({10, 10, 4}, envs::DType::kUInt8, 0, 1), envs::discrete_space(3));
   PolicyNet net(model, env);
-  const Exported e = export_policy_net(*net, model, env, kOrigin);
+  ExportOrigin origin = kOrigin;
+  origin.env_wrappers.push_back({"frame_stack", {{"n", 4}}});
+  origin.env_wrappers.push_back({"scale_obs", {{"scale", 0.5}, {"offset", 0}}});
+  const Exported e = export_policy_net(*net, model, env, origin);
   for (const char* part : {"\"algo\": \"vtrace\"", "\"env_id\": \"MinAtar/Breakout-v1\"",
+                           "\"env_wrappers\": [{\"kind\": \"frame_stack\", \"n\": 4}, "
+                           "{\"kind\": \"scale_obs\", \"scale\": 0.5, \"offset\": 0}]",
                            "\"observation\": {\"kind\": \"box\", \"dtype\": \"uint8\", \"shape\": [10, 10, 4]",
                            "\"action\": {\"kind\": \"discrete\", \"n\": 3", "\"uint8_scale\": 1,",
                            "\"layers\": [\"linear(4)\", \"tanh\"]", "\"outputs\": [\"logits\", \"value\"]",
