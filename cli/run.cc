@@ -235,8 +235,7 @@ void Run::log_tick(double now) {
     const double interval = std::max(1.0, live.checkpoint.interval_s);
     next_checkpoint_ = now + interval;
     try {
-      const std::string path = checkpoint(elapsed);
-      keep_best(path, s, elapsed);
+      const std::string path = checkpoint(elapsed, s);
       if (failed_checkpoints_ > 0) {
         base::log_info("checkpoint " + path + " written after " + std::to_string(failed_checkpoints_) +
                        " failed attempt(s)");
@@ -282,11 +281,13 @@ void Run::report_record_off(const engine::LearnerStats& s, double time_s) {
   metrics_->append(event);
 }
 
-std::string Run::checkpoint(double elapsed) {
-  return checkpoint_and_prune(*dir_, cfg_.checkpoint.keep,
-                              [&](const std::function<std::string(int64_t)>& path_of_step) {
-                                return learner_->save_checkpoint(path_of_step, elapsed);
-                              });
+std::string Run::checkpoint(double elapsed, const engine::LearnerStats& s) {
+  const std::string path = checkpoint_and_prune(*dir_, cfg_.checkpoint.keep,
+                                                [&](const std::function<std::string(int64_t)>& path_of_step) {
+                                                  return learner_->save_checkpoint(path_of_step, elapsed);
+                                                });
+  keep_best(path, s, elapsed);
+  return path;
 }
 
 void Run::keep_best(const std::string& path, const engine::LearnerStats& s, double elapsed) {
@@ -327,7 +328,7 @@ int Run::finish() {
                 << "\n";
       code = 1;
     } else {
-      keep_best(checkpoint(elapsed), final_stats, elapsed);
+      checkpoint(elapsed, final_stats);
     }
   } catch (const std::exception& e) {
     // The run still ends normally when an earlier checkpoint can be resumed;

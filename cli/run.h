@@ -96,8 +96,9 @@ class Run {
   void protect();  // umask, auth token, and no open listening without one
   engine::Counters start_learner();  // returns the counters it starts from
   engine::Counters resume();         // --resume: restores the newest complete checkpoint
-  // Saves a checkpoint named after the step it holds and prunes; throws what saving throws.
-  std::string checkpoint(double elapsed);
+  // Every checkpoint of the run (periodic, final, `ctl checkpoint`): saves one named after the
+  // step it holds, prunes, then keep_best with `s`; throws what saving throws.
+  std::string checkpoint(double elapsed, const engine::LearnerStats& s);
   // After a checkpoint: best.pt and best.json when its metric in `s` is the best so far
   // (cli/best_checkpoint.h), and a "checkpoint" event row either way.
   void keep_best(const std::string& path, const engine::LearnerStats& s, double elapsed);

@@ -117,15 +117,7 @@ std::string RunControl::get(const std::string& path) {
   return field_json(*field, c_.cfg);
 }
 
-std::string RunControl::checkpoint() {
-  const double elapsed = c_.elapsed_s();
-  // Named after the step the learner saves, read with training held.
-  const std::string path = checkpoint_and_prune(c_.dir, c_.cfg.checkpoint.keep,
-                                                [&](const std::function<std::string(int64_t)>& path_of_step) {
-                                                  return c_.learner.save_checkpoint(path_of_step, elapsed);
-                                                });
-  return base::json_quote(path);
-}
+std::string RunControl::checkpoint() { return base::json_quote(c_.checkpoint()); }
 
 std::string RunControl::evaluate(const std::string& args) {
   std::istringstream in(args);

@@ -12,7 +12,7 @@
 //                              the other algorithm refused (cli/hot_reload.h)
 //   reload                     load the script again now
 //   pause | resume             stop / restart training (acting stops by backpressure)
-//   checkpoint                 save a checkpoint now; replies its path
+//   checkpoint                 save a checkpoint now (it can become best.pt); replies its path
 //   evaluate [N] [greedy|sample]  play N episodes (default 10, greedy) with the newest weights
 //   stop                       end the run as stop conditions do (final checkpoint, Bye)
 //
@@ -40,6 +40,9 @@ struct RunContext {
   Progress& progress;
   std::function<double()> elapsed_s;
   std::string& stop_reason;  // set to end the run
+  // Saves a checkpoint now, prunes, and offers it for best.pt as the periodic ones are
+  // (Run::checkpoint); returns its path. Throws what saving throws.
+  std::function<std::string()> checkpoint;
 };
 
 class RunControl {

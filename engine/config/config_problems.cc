@@ -39,14 +39,10 @@ void cross_field_problems(const ExperimentConfig& config, std::vector<ConfigProb
            "local_actors (" + std::to_string(t.local_actors) + ") exceeds actors (" + std::to_string(t.actors) + ")");
   }
   const int eval_envs = t.eval_envs_per_actor;
-  if (eval_envs > 0 && config.algo != "r2d2") {
-    report({"topology.eval_envs_per_actor"},
-           "evaluation envs are an R2D2 feature (algo = \"r2d2\"); algo is " + base::lua_quote(config.algo) +
-               " (evaluate a V-trace run from its console: run:evaluate(10))");
-  } else if (eval_envs >= t.envs_per_actor) {
+  if (eval_envs >= t.envs_per_actor) {
     report({"topology.eval_envs_per_actor", "topology.envs_per_actor"},
            "eval_envs_per_actor (" + std::to_string(eval_envs) + ") must be below envs_per_actor (" +
-               std::to_string(t.envs_per_actor) + "): some envs must feed the replay");
+               std::to_string(t.envs_per_actor) + "): some envs must train");
   }
   if (config.stop.eval_return_mean != 0 && eval_envs == 0) {
     report({"stop.eval_return_mean", "topology.eval_envs_per_actor"},

@@ -42,6 +42,9 @@ struct VTraceConfig {
   double c_clip = 1.0;
   double baseline_cost = 0.5;
   double entropy_cost = 2.5e-4;
+  // How evaluation envs (topology.eval_envs_per_actor) act: false samples from the policy, as
+  // training does; true takes its mode (argmax of the logits, the Gaussian's mean).
+  bool eval_greedy = false;
 };
 
 // R2D2 (algo = "r2d2"; REFERENCE.md "R2D2", docs/r2d2-design.md). The model is
@@ -85,7 +88,7 @@ struct TopologyConfig {
   int actors = 2;
   int envs_per_actor = 32;
   int groups_per_actor = 2;
-  int eval_envs_per_actor = 0;     // R2D2: the last k envs of each actor only evaluate (eval_epsilon, not recorded)
+  int eval_envs_per_actor = 0;     // the last k envs of each actor only evaluate (never trained on, not recorded)
   int local_actors = -1;           // actor processes `moonseed run` starts itself; -1 = all of them
   std::string transport = "unix";  // "unix" | "tcp"
   std::string listen;              // "" = choose (unix: RUN_DIR/learner.sock; tcp: 127.0.0.1:0)

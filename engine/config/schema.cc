@@ -220,6 +220,9 @@ std::vector<FieldSchema> build_schema() {
       number(MOONSEED_FIELD(vtrace.c_clip), 0, kInf, kHot, "clip of rho in the trace coefficients (c bar)", true),
       number(MOONSEED_FIELD(vtrace.baseline_cost), 0, kInf, kHot, "weight of the value loss"),
       number(MOONSEED_FIELD(vtrace.entropy_cost), 0, kInf, kHot, "weight of the entropy bonus"),
+      boolean(MOONSEED_FIELD(vtrace.eval_greedy), kRestart,
+              "evaluation envs (topology.eval_envs_per_actor) take the policy's mode (argmax, the Gaussian's "
+              "mean); false = sample from it, as training does"),
 
       integer(MOONSEED_FIELD(r2d2.burn_in), 0, 100000, kRestart,
               "steps each replayed sequence runs without gradient to warm the LSTM state"),
@@ -264,8 +267,8 @@ std::vector<FieldSchema> build_schema() {
       integer(MOONSEED_FIELD(topology.groups_per_actor), 1, 64, kRestart,
               "env groups per actor that step while the others wait for actions"),
       integer(MOONSEED_FIELD(topology.eval_envs_per_actor), 0, 65535, kRestart,
-              "R2D2: the last k envs of each actor evaluate (r2d2.eval_epsilon, never replayed) and report "
-              "eval_return_mean"),
+              "the last k envs of each actor evaluate and report eval_return_mean: never trained on nor "
+              "recorded (R2D2: they act with r2d2.eval_epsilon; V-trace: vtrace.eval_greedy)"),
       integer(MOONSEED_FIELD(topology.local_actors), -1, 4096, kRestart,
               "actor processes `moonseed run` starts itself; -1 = all, the rest connect from elsewhere"),
       string(MOONSEED_FIELD(topology.transport), {"unix", "tcp"}, kRestart, "actor-learner socket kind"),
@@ -371,7 +374,8 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
   [[maybe_unused]] auto& [env_id, env_options, env_model, env_plugin, env_python, env_python_path, env_wrappers] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;
-  [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost] = c.vtrace;
+  [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost, eval_greedy] =
+      c.vtrace;
   [[maybe_unused]] auto& [burn_in, trace, period, n_step, r2d2_gamma, eta, rescale_eps, target_period, r2d2_batch,
                           capacity, min_fill, samples_per_insert, priority_exponent, importance_exponent,
                           epsilon_base, epsilon_alpha, eval_epsilon, head_hidden, dueling, prev_action_reward] =

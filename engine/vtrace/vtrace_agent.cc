@@ -3,6 +3,11 @@
 // bounded FIFO, the prefetcher collates them into batches on the device, and
 // the training thread runs vtrace_loss and the optimizer. A full FIFO blocks
 // observe(), which holds every actor back (backpressure).
+//
+// Evaluation envs (topology.eval_envs_per_actor, agent.h evaluation_slots) act
+// with the same weights, sampled or greedy (vtrace.eval_greedy), but their steps
+// go to a store of their own whose unrolls are dropped: they count episodes for
+// eval_return_mean and never reach the FIFO, training or the experience log.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -64,9 +69,12 @@ class VtraceAgent : public Agent {
         device_(device),
         model_(config.model, spec),
         unrolls_(static_cast<size_t>(config.learner.queue_capacity)),
+        eval_slot_(evaluation_slots(config)),
+        eval_greedy_(config.vtrace.eval_greedy),
         store_(config.topology.actors * config.topology.envs_per_actor,
                UnrollPool::create(UnrollShape::from_spec(spec, config.learner.unroll),
-                                  config.learner.queue_capacity)) {
+                                  config.learner.queue_capacity)),
+        eval_store_(store_.num_slots(), UnrollPool::create(store_.pool().shape())) {
     model_->to(device_);
     optimizer_ = make_optimizer(config.optimizer, model_->parameters());
     params_ = model_->parameters();
@@ -85,6 +93,10 @@ class VtraceAgent : public Agent {
 
   void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version,
                float env_reward) override {
+    if (is_eval(slot)) {
+      eval_store_.observe(slot, obs, reward, flags, config_version, env_reward);  // its unroll goes back to the pool
+      return;
+    }
     UnrollPtr done = store_.observe(slot, obs, reward, flags, config_version, env_reward);
     // Blocks when the FIFO is full: that holds every actor back.
     if (done) unrolls_.push(std::move(done));
@@ -99,6 +111,7 @@ class VtraceAgent : public Agent {
       const models::PolicyOutput policy = model_->forward(x);
       check_finite(policy);
       sample = models::sample(policy);
+      if (eval_greedy_) sample.actions = with_greedy_eval_rows(slots, policy, sample.actions);
     }
     torch::Tensor actions = sample.actions.to(torch::kCPU).contiguous();
     torch::Tensor logp = sample.logp.to(torch::kCPU, torch::kFloat32).contiguous();
@@ -107,15 +120,18 @@ class VtraceAgent : public Agent {
     const int64_t action_stride = actions.numel() / std::max<int64_t>(n, 1) * actions.element_size();
     const float* logps = logp.data_ptr<float>();
     for (int64_t k = 0; k < n; ++k) {
-      store_.act(static_cast<int>(slots[static_cast<size_t>(k)]), action_bytes + k * action_stride, logps[k],
-                 version);
+      const int slot = static_cast<int>(slots[static_cast<size_t>(k)]);
+      (is_eval(slot) ? eval_store_ : store_).act(slot, action_bytes + k * action_stride, logps[k], version);
     }
     return actions;
   }
 
-  void reset_slot(int slot) override { store_.reset_slot(slot); }
+  void reset_slot(int slot) override { (is_eval(slot) ? eval_store_ : store_).reset_slot(slot); }
 
-  void take_finished_episodes(std::vector<EpisodeResult>& out) override { store_.take_finished_episodes(out); }
+  void take_finished_episodes(std::vector<EpisodeResult>& out) override {
+    store_.take_finished_episodes(out);
+    eval_store_.take_finished_episodes(out);
+  }
 
   bool await_batch() override {
     batch_ = prefetcher_->next();
@@ -231,6 +247,22 @@ class VtraceAgent : public Agent {
   Counters restore(const std::string& path) override { return load_checkpoint(path, *model_, *optimizer_); }
 
  private:
+  bool is_eval(int slot) const {
+    return static_cast<size_t>(slot) < eval_slot_.size() && eval_slot_[static_cast<size_t>(slot)];
+  }
+
+  // `sampled` with the rows of evaluation slots replaced by the policy's mode.
+  torch::Tensor with_greedy_eval_rows(const std::vector<int64_t>& slots, const models::PolicyOutput& policy,
+                                      const torch::Tensor& sampled) const {
+    std::vector<int64_t> rows;
+    for (size_t k = 0; k < slots.size(); ++k) {
+      if (is_eval(static_cast<int>(slots[k]))) rows.push_back(static_cast<int64_t>(k));
+    }
+    if (rows.empty()) return sampled;
+    const torch::Tensor index = torch::tensor(rows, torch::kInt64).to(sampled.device());
+    return sampled.index_copy(0, index, models::greedy(policy).index_select(0, index).to(sampled.dtype()));
+  }
+
   const envs::EnvSpec spec_;
   const torch::Device device_;
   models::PolicyNet model_;
@@ -240,7 +272,10 @@ class VtraceAgent : public Agent {
   // writes the parameters in place (the tensors, not a member, so no GUARDED_BY).
   base::SharedMutex weights_mu_;
   BoundedQueue<UnrollPtr> unrolls_;  // inference -> prefetcher
-  UnrollStore store_;                // inference thread only
+  const std::vector<bool> eval_slot_;  // evaluation envs' slots
+  const bool eval_greedy_;
+  UnrollStore store_;                // inference thread only: training envs' steps
+  UnrollStore eval_store_;           // inference thread only: evaluation envs' steps, never trained on
   std::unique_ptr<Prefetcher> prefetcher_;
   std::optional<UnrollBatch> batch_;  // training thread: from await_batch() to train()
   std::atomic<ExperienceRecorder*> recorder_{nullptr};  // set before the threads start

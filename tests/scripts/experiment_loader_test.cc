@@ -245,6 +245,30 @@ TEST(LoadExperiment, MoreLocalActorsThanActorsIsAnError) {
   EXPECT_EQ(issues[0].field, "topology.local_actors");
 }
 
+// V-trace has evaluation envs too (they once were R2D2's alone): the example with one per actor,
+// greedy, and a stop on their return loads; all envs evaluating does not.
+TEST(LoadExperiment, VtraceAcceptsEvaluationEnvsAndEvalGreedy) {
+  const std::string example = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
+  const engine::ExperimentConfig c = load_experiment(
+      example, {"topology.eval_envs_per_actor=1", "vtrace.eval_greedy=true", "stop.eval_return_mean=400"});
+  EXPECT_EQ(c.algo, "vtrace");
+  EXPECT_EQ(c.topology.eval_envs_per_actor, 1);
+  EXPECT_TRUE(c.vtrace.eval_greedy);
+  EXPECT_EQ(c.stop.eval_return_mean, 400);
+  EXPECT_FALSE(engine::ExperimentConfig{}.vtrace.eval_greedy);  // sampled by default
+
+  auto issues = issues_of(example, {"topology.envs_per_actor=2", "topology.groups_per_actor=1",
+                                    "topology.eval_envs_per_actor=2"});
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].field, "topology.eval_envs_per_actor");
+  EXPECT_NE(issues[0].message.find("eval_envs_per_actor (2) must be below envs_per_actor (2): some envs must train"),
+            std::string::npos)
+      << issues[0].message;
+  issues = issues_of(example, {"vtrace.eval_greedy=3"});
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].field, "vtrace.eval_greedy");
+}
+
 class Overrides : public ::testing::Test {
  protected:
   TempDir dir_;

@@ -91,15 +91,9 @@ TEST(R2d2Config, MinFillMustLieBetweenTheBatchAndTheCapacity) {
   EXPECT_NE(issues[0].message.find("batch (32) exceeds min_fill (16)"), std::string::npos) << issues[0].message;
 }
 
-TEST(R2d2Config, EvaluationEnvsAreRefusedForVtraceAndMustLeaveTrainingEnvs) {
+TEST(R2d2Config, EvaluationEnvsMustLeaveTrainingEnvs) {
   TempDir dir;
-  auto issues = issues_of(r2d2_script(dir, "algo = 'vtrace', model = ms.layers { ms.nn.linear(16), ms.nn.tanh() }"),
-                          {"topology.eval_envs_per_actor=1"});
-  ASSERT_EQ(issues.size(), 1u);
-  EXPECT_EQ(issues[0].field, "topology.eval_envs_per_actor");
-  EXPECT_NE(issues[0].message.find("an R2D2 feature"), std::string::npos) << issues[0].message;
-
-  issues = issues_of(r2d2_script(dir, "topology = { envs_per_actor = 4, eval_envs_per_actor = 4 }"));
+  const auto issues = issues_of(r2d2_script(dir, "topology = { envs_per_actor = 4, eval_envs_per_actor = 4 }"));
   ASSERT_EQ(issues.size(), 1u);
   EXPECT_NE(issues[0].message.find("must be below envs_per_actor (4)"), std::string::npos) << issues[0].message;
 }

@@ -31,6 +31,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.vtrace.c_clip = 0.9;
   c.vtrace.baseline_cost = 0.25;
   c.vtrace.entropy_cost = 0.01;
+  c.vtrace.eval_greedy = true;
   c.r2d2.burn_in = 8;
   c.r2d2.trace = 30;
   c.r2d2.period = 19;

@@ -349,6 +349,55 @@ TEST(Learner, RefusesAConfigTheLoaderWouldReject) {
   }
 }
 
+// Three episodes of both envs: x0 (first), x1, x2, x3 final (terminated), rewards 1.
+void play_three_episodes(rpc::Client& client) {
+  uint64_t seq = 0;
+  std::vector<int32_t> actions;
+  for (int episode = 0; episode < 3; ++episode) {
+    exchange(client, ++seq, 0, {envs::kFirst, envs::kFirst}, 0, &actions);
+    for (int t = 1; t <= 2; ++t) exchange(client, ++seq, 0, {0, 0}, 1, &actions);
+    exchange(client, ++seq, 0, {envs::kTerminated, envs::kTerminated}, 1, &actions);
+    ASSERT_EQ(actions.size(), 2u);
+    for (int32_t a : actions) EXPECT_TRUE(a == 0 || a == 1) << a;  // CartPole: Discrete(2)
+  }
+}
+
+// The learner's stats once `done` holds of them, or after 10 s of polling.
+template <typename Done>
+LearnerStats stats_once(Served& s, Done done) {
+  LearnerStats st;
+  for (int i = 0; i < 1000; ++i) {
+    st = s.learner.stats();
+    if (done(st)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return st;
+}
+
+// V-trace with env 1 of the actor evaluating: both envs act and count their episodes apart, and
+// only env 0's steps are trained on.
+TEST(Learner, VtraceCountsEvaluationEpisodesApartAndTrainsOnlyOnTrainingEnvs) {
+  ExperimentConfig config = small_config();
+  config.topology.eval_envs_per_actor = 1;
+  Served s(config);
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  client.hello(rpc::Hello{});
+  play_three_episodes(client);
+  // Env 0's 12 observations make 5 unrolls of 2 steps (x2, x4, ... x10 end one), 8 of their
+  // steps valid (final observations are not); env 1's would make as many again.
+  const LearnerStats st = stats_once(s, [](const LearnerStats& st) {
+    return st.episodes == 3 && st.eval_episodes == 3 && st.optimizer_steps >= 5;
+  });
+  EXPECT_EQ(st.frames, 2 * 9);  // every env step received, evaluation envs' too
+  EXPECT_EQ(st.episodes, 3);
+  EXPECT_EQ(st.eval_episodes, 3);
+  EXPECT_DOUBLE_EQ(st.return_mean, 3);
+  EXPECT_DOUBLE_EQ(st.eval_return_mean, 3);
+  EXPECT_EQ(st.optimizer_steps, 5);
+  EXPECT_EQ(st.trained_frames, 8);
+  client.close();
+}
+
 // R2D2 (algo = "r2d2") behind the same learner: env 1 of the actor evaluates.
 ExperimentConfig small_r2d2_config() {
   ExperimentConfig c = small_config();
@@ -371,24 +420,12 @@ TEST(Learner, R2d2CountsEvaluationEpisodesApartAndReplaysOnlyTrainingEnvs) {
   Served s(small_r2d2_config());
   rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
   client.hello(rpc::Hello{});
-  // Three episodes of each env: x0 (first), x1, x2, x3 final (terminated).
-  uint64_t seq = 0;
-  std::vector<int32_t> actions;
-  for (int episode = 0; episode < 3; ++episode) {
-    exchange(client, ++seq, 0, {envs::kFirst, envs::kFirst}, 0, &actions);
-    for (int t = 1; t <= 2; ++t) exchange(client, ++seq, 0, {0, 0}, 1, &actions);
-    exchange(client, ++seq, 0, {envs::kTerminated, envs::kTerminated}, 1, &actions);
-    ASSERT_EQ(actions.size(), 2u);
-    for (int32_t a : actions) EXPECT_TRUE(a == 0 || a == 1) << a;  // CartPole: Discrete(2)
-  }
-  LearnerStats st;
+  play_three_episodes(client);
   // Episodes are counted just after the reply, and the training thread
   // inserts what the steps completed: wait for both.
-  for (int i = 0; i < 1000; ++i) {
-    st = s.learner.stats();
-    if (st.episodes == 3 && st.eval_episodes == 3 && st.metric("replay_size") > 0 && st.optimizer_steps > 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  const LearnerStats st = stats_once(s, [](const LearnerStats& st) {
+    return st.episodes == 3 && st.eval_episodes == 3 && st.metric("replay_size") > 0 && st.optimizer_steps > 0;
+  });
   EXPECT_EQ(st.episodes, 3);
   EXPECT_EQ(st.eval_episodes, 3);
   EXPECT_DOUBLE_EQ(st.return_mean, 3);
