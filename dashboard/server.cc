@@ -131,18 +131,29 @@ std::string json_numbers(const std::vector<double>& values) {
   return out + "]";
 }
 
-// For each line of `chunk` (whole lines), whether it is a point (curves::is_point).
-std::string points_of(const std::string& chunk) {
-  std::string out = "[";
+// The JSON object lines of `chunk` (whole lines) as a JSON list's items, and
+// for each whether it is a point (curves::is_point). A line that is not one
+// whole JSON object (a file edited or damaged by hand) is left out of both, so
+// the reply stays valid JSON.
+struct RowsReply {
+  std::string rows;    // "row,\nrow"
+  std::string points;  // "[true, false]"
+};
+RowsReply rows_of(const std::string& chunk) {
+  RowsReply out;
+  out.points = "[";
   for (size_t at = 0; at < chunk.size();) {
     const size_t end = chunk.find('\n', at);
-    if (end > at) {
-      const std::optional<curves::MetricsRow> row = curves::parse_metrics_row(std::string_view(chunk).substr(at, end - at));
-      out += std::string(out.size() > 1 ? ", " : "") + (row && curves::is_point(*row) ? "true" : "false");
-    }
+    const std::string_view line = std::string_view(chunk).substr(at, end - at);
     at = end + 1;
+    const std::optional<curves::MetricsRow> row = curves::parse_metrics_row(line);
+    if (!row) continue;
+    const bool first = out.points.size() == 1;
+    out.rows.append(first ? "" : ",\n").append(line);
+    out.points += std::string(first ? "" : ", ") + (curves::is_point(*row) ? "true" : "false");
   }
-  return out + "]";
+  out.points += "]";
+  return out;
 }
 
 // The runs that differ only by their seed, from their config.lua.
@@ -277,15 +288,10 @@ void Server::route() {
       if (chunk.size() == kMaxChunkBytes) next = from + chunk.size();
       chunk.clear();
     }
-    std::string rows;
-    for (size_t at = 0; at < chunk.size();) {
-      const size_t end = chunk.find('\n', at);
-      if (end > at) rows += (rows.empty() ? "" : ",\n") + chunk.substr(at, end - at);
-      at = end + 1;
-    }
+    const RowsReply reply = rows_of(chunk);
     res.set_content("{\"from\": " + std::to_string(from) + ", \"next\": " + std::to_string(next) +
-                        ", \"size\": " + std::to_string(size) + ", \"rows\": [" + rows +
-                        "], \"points\": " + points_of(chunk) + "}",
+                        ", \"size\": " + std::to_string(size) + ", \"rows\": [" + reply.rows +
+                        "], \"points\": " + reply.points + "}",
                     "application/json");
   });
   http_->Get("/api/band", [this](const Request& req, Response& res) {

@@ -14,7 +14,7 @@
 //   GET /api/rows?run=RUN&from=B   metrics.jsonl's whole lines from byte B, at most kMaxChunkBytes:
 //                                  {"from": B, "next": B2, "rows": [row, ...], "points": [bool, ...]};
 //                                  points[i]: rows[i] is a point of the metrics (curves::is_point);
-//                                  poll again from B2
+//                                  a line that is not a JSON object is left out; poll again from B2
 //   GET /api/band?group=G&metric=M&x=frames|time_s
 //                                  curves::band of group G's runs that have M (at most
 //                                  kMaxBandPoints): {"group": G, "label": ..., "metric": M,

@@ -132,6 +132,18 @@ TEST(DashboardServer, TheStopRowMarkedWithCountersIsAPointOtherEventsAreNot) {
   EXPECT_NE(rows.find("\"points\": [false, true, false, true, true]}"), std::string::npos) << rows;
 }
 
+TEST(DashboardServer, ALineThatIsNoJsonObjectIsLeftOutSoTheReplyStaysJson) {
+  // metrics.jsonl edited by hand: a line of text and a cut-off row between whole ones.
+  Server server({make_run("damaged", kRow1 + "not json\n{\"time_s\": 1, \"frames\"\n" + kRow2)}, "");
+  const int port = port_of(server.start("127.0.0.1:0"));
+  const std::string rows = body_of(get(port, "/api/rows?run=0&from=0"));
+  EXPECT_EQ(rows.find("not json"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("\"rows\": [" + kRow1.substr(0, kRow1.size() - 1) + ",\n" + kRow2.substr(0, kRow2.size() - 1) +
+                      "], \"points\": [true, true]}"),
+            std::string::npos)
+      << rows;
+}
+
 // A run directory whose config.lua is that of experiment `name` with `seed`
 // and learning rate `lr`, as the engine writes it (seed and runs_dir lines).
 std::string make_seeded_run(const std::string& dir_name, const std::string& name, int seed, const std::string& lr,
