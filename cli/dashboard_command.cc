@@ -3,15 +3,14 @@
 // Ctrl-C. Served by the `moonseed` binary itself: no Lua, no LibTorch.
 #include <signal.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cli/auth_token.h"
 #include "cli/commands.h"
+#include "curves/runs.h"
 #include "dashboard/server.h"
 
 namespace moonseed::cli {
@@ -22,34 +21,13 @@ constexpr const char* kUsage =
     "\n"
     "Serves the dashboard over past runs until Ctrl-C: their metrics on shared charts (x in frames\n"
     "or wall time, mean and band across runs of one name), events and configs. A RUN_DIR is a\n"
-    "directory with metrics.jsonl; a RUNS_DIR holds such directories. Default: runs/.\n"
+    "directory with metrics.jsonl; any other directory is searched below for runs (as moonseed plot\n"
+    "does). Default: runs/.\n"
     "\n"
     "  --listen HOST:PORT      where to serve (default 127.0.0.1:0: this host, a free port);\n"
     "                          beyond this host only with an auth token\n"
     "  --auth-token-file FILE  the token a browser must give beyond this host (else\n"
     "                          $MOONSEED_AUTH_TOKEN); see docs/security.md\n";
-
-bool is_run_dir(const std::filesystem::path& p) { return std::filesystem::is_regular_file(p / "metrics.jsonl"); }
-
-// Each path as a run directory, or the run directories inside it (sorted by name).
-std::vector<std::string> find_runs(const std::vector<std::string>& paths) {
-  std::vector<std::string> runs;
-  for (const std::string& path : paths) {
-    if (is_run_dir(path)) {
-      runs.push_back(strip_slash(path));
-      continue;
-    }
-    if (!std::filesystem::is_directory(path)) throw std::runtime_error(path + " is not a directory");
-    std::vector<std::string> inside;
-    for (const auto& entry : std::filesystem::directory_iterator(path)) {
-      if (entry.is_directory() && is_run_dir(entry.path())) inside.push_back(entry.path().string());
-    }
-    if (inside.empty()) throw std::runtime_error(path + " holds no run (no metrics.jsonl in it or its subdirectories)");
-    std::sort(inside.begin(), inside.end());
-    runs.insert(runs.end(), inside.begin(), inside.end());
-  }
-  return runs;
-}
 
 }  // namespace
 
@@ -76,7 +54,7 @@ int dashboard_command(const Args& args) {
     }
   }
   if (paths.empty()) paths.push_back("runs");
-  const std::vector<std::string> runs = find_runs(paths);
+  const std::vector<std::string> runs = curves::find_run_dirs(paths);  // as `moonseed plot` finds them
   // Ctrl-C and SIGTERM are waited for below; blocked before the server's threads start.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);

@@ -119,7 +119,8 @@ std::vector<std::string> find_run_dirs(const std::vector<std::string>& paths) {
     }
     const size_t before = found.size();
     find_below(path, found);
-    if (found.size() == before) base::log_warning("no run directory (one with a metrics.jsonl) under " + path);
+    // With one path, the error below says it; with several, this names the one that had none.
+    if (found.size() == before && paths.size() > 1) base::log_warning("no run directory (one with a metrics.jsonl) under " + path);
   }
   if (found.empty()) {
     throw std::runtime_error("no run directory (one with a metrics.jsonl) in " + base::join(paths));

@@ -192,7 +192,10 @@ TEST_F(CurvesTest, FindsRunsBelowADirectoryAndRefusesMissingOnes) {
   }
   fs::create_directories(root_ / "empty");
   EXPECT_THROW(find_run_dirs({(root_ / "empty").string()}), std::runtime_error);
-  EXPECT_TRUE(warned("no run directory (one with a metrics.jsonl) under"));
+  EXPECT_FALSE(warned("no run directory (one with a metrics.jsonl) under"));  // the error says it alone
+  // Among several paths, the one without a run is named.
+  EXPECT_EQ(find_run_dirs({(root_ / "empty").string(), (root_ / "runs/b-run").string()}).size(), 1u);
+  EXPECT_TRUE(warned("no run directory (one with a metrics.jsonl) under " + (root_ / "empty").string()));
 }
 
 }  // namespace
