@@ -214,7 +214,15 @@ std::vector<Group> group_runs(const std::vector<Run>& runs) {
   for (auto& group : groups) {
     const int n = ++seen[group.label];
     if (n > 1) group.label += " #" + std::to_string(n);
-    if (group.runs.size() > 1) group.label += " (" + std::to_string(group.runs.size()) + " seeds)";
+    if (group.runs.size() > 1) {
+      // "seeds" only when every run has a seed of its own: repeats of one seed are runs.
+      std::set<int64_t> seeds;
+      for (const size_t r : group.runs) {
+        if (runs[r].seed) seeds.insert(*runs[r].seed);
+      }
+      const bool own_seeds = seeds.size() == group.runs.size();
+      group.label += " (" + std::to_string(group.runs.size()) + (own_seeds ? " seeds)" : " runs)");
+    }
   }
   return groups;
 }

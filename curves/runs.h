@@ -67,6 +67,7 @@ Series series(const Run& run, const std::string& metric, XAxis x);
 // Runs with the same config apart from the seed, in order of first appearance
 // (`runs` indexes into the vector given). A run without config.lua is a group
 // of its own. `label` is the config's name, with " (N seeds)" for N > 1 runs
+// of N different seeds (" (N runs)" when some share a seed)
 // and " #2", " #3"... when several groups share a name.
 struct Group {
   std::string label;

@@ -151,6 +151,9 @@ TEST_F(CurvesTest, GroupsRunsThatDifferOnlyBySeed) {
   EXPECT_EQ(groups[2].label, "noconfig");
   EXPECT_EQ(groups[3].label, "cp #2");
   EXPECT_EQ(groups[3].runs, (std::vector<size_t>{4}));
+  // Repeats of one seed are one group too (asynchronous runs differ), called runs, not seeds.
+  runs.push_back(read_run(make_run("runs/a1-again", "{\"frames\": 1, \"return_mean\": 2}\n", "cp", 1)));
+  EXPECT_EQ(group_runs(runs)[0].label, "cp (3 runs)");
 }
 
 TEST_F(CurvesTest, MeanAndMinMaxBandAtEveryMembersXWhereAllOverlap) {
