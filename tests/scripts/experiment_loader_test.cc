@@ -41,7 +41,7 @@ TEST(LoadExperiment, LoadsTheCartpoleExample) {
   EXPECT_EQ(c.inference.deadline_us, 500);
   EXPECT_EQ(c.stop.return_mean, 475);
   EXPECT_EQ(c.stop.seconds, 120);
-  EXPECT_EQ(c.log.interval_s, 1);
+  EXPECT_EQ(c.log.interval_s, 0.25);
 }
 
 TEST(LoadExperiment, AcceptsAPlainTableAndKeepsDefaultsForFieldsNotGiven) {

@@ -7,4 +7,6 @@ return ms.experiment {
   name = "cartpole_vtrace",
   env = { id = "CartPole-v1" },
   stop = { return_mean = 475 },
+  -- It solves in seconds: four metrics rows a second still draw a curve.
+  log = { interval_s = 0.25 },
 }
