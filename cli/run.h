@@ -36,6 +36,7 @@
 #include "engine/learner/stats.h"
 #include "engine/run/metrics_log.h"
 #include "engine/run/run_directory.h"
+#include "envs/spec.h"
 #include "scripts/experiment_loader.h"
 
 namespace moonseed {
@@ -123,6 +124,7 @@ class Run {
   std::string auth_token_;  // actors must present it ("" = none)
   std::vector<scripts::ScriptSource> sources_;
   engine::ExperimentConfig cfg_;  // replaced by hot reload and `set`
+  envs::EnvSpec env_spec_;        // the loader's description of the env, for the learner
   std::optional<engine::RunDirectory> dir_;
 
   // Declared in the order setup() makes them; ~Run() takes them down in reverse.

@@ -150,6 +150,7 @@ void Run::open_run_directory() {
   if (!options_.resume_dir.empty()) dir_ = engine::RunDirectory::open(options_.resume_dir);
   scripts::LoadedExperiment loaded = scripts::load_experiment_sources(loaded_from_, options_.overrides);
   cfg_ = loaded.config;
+  env_spec_ = std::move(loaded.spec);
   sources_ = std::move(loaded.sources);
   protect();
   if (!dir_) {
@@ -194,7 +195,7 @@ void Run::protect() {
 
 // The learner, restored on --resume or warm-started, recording if asked.
 engine::Counters Run::start_learner() {
-  learner_ = std::make_unique<engine::Learner>(cfg_, dir_->run_id());
+  learner_ = std::make_unique<engine::Learner>(cfg_, dir_->run_id(), env_spec_);  // described once, by the loader
   if (!auth_token_.empty()) learner_->set_auth_token(auth_token_);
   metrics_ = std::make_unique<engine::MetricsLog>(dir_->metrics_path());
   if (cfg_.log.tensorboard) {  // a new event file at every start, --resume too

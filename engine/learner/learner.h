@@ -50,6 +50,9 @@ class Learner {
   // a config with problems (engine/config/config_problems.h, which the loader
   // has reported already), or an env id or model config that cannot be built.
   Learner(const ExperimentConfig& config, std::string run_id);
+  // The same with the env's spec already described (model_env_spec(config), as the loader's
+  // LoadedExperiment::spec holds it): a plugin or Python env is not described a second time.
+  Learner(const ExperimentConfig& config, std::string run_id, envs::EnvSpec spec);
   ~Learner();
   Learner(const Learner&) = delete;
   Learner& operator=(const Learner&) = delete;

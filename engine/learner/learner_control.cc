@@ -11,6 +11,7 @@ namespace {
 
 // The env's spec, once the config has passed the rules the loader checks
 // (engine/config/config_problems.h): a config built in C++ skips the loader.
+// Checked before the env is described; the constructor checks again (cheap).
 envs::EnvSpec checked_spec(const ExperimentConfig& config) {
   check_config(config);
   return model_env_spec(config);
@@ -26,7 +27,10 @@ envs::EnvSpec model_env_spec(const ExperimentConfig& config) {
                             config.env.wrappers);
 }
 
-Learner::Learner(const ExperimentConfig& config, std::string run_id) : spec_(checked_spec(config)) {
+Learner::Learner(const ExperimentConfig& config, std::string run_id) : Learner(config, std::move(run_id), checked_spec(config)) {}
+
+Learner::Learner(const ExperimentConfig& config, std::string run_id, envs::EnvSpec spec) : spec_(std::move(spec)) {
+  check_config(config);
   torch::manual_seed(config.seed);
   impl_ = std::make_unique<Impl>(config, std::move(run_id), spec_);
 }

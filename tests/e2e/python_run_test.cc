@@ -5,6 +5,7 @@
 // C++ moonseed-actor that joins a Python run is told to use a Python actor; and what cannot be
 // described (an unimportable module, a factory that raises) refuses the script at load time.
 #include <signal.h>
+#include <stdlib.h>
 
 #include <optional>
 #include <string>
@@ -40,18 +41,29 @@ TEST(PythonEnvRun, TheCatchExampleTrainsFarAboveRandomOnPythonActors) {
   EXPECT_TRUE(contains(read_file(run.run_dir() + "/actors/actor-0.log"), "moonseed actor")) << log;
 }
 
-TEST(PythonEnvRun, CartPoleLearnsThroughPythonActorsFoundOnEnvPythonPath) {
+TEST(PythonEnvRun, CartPoleLearnsThroughPythonActorsFoundOnEnvPythonPathDescribedOnce) {
   // tests/python/numpy_envs.py is not beside the script: env.python_path points at it.
   TrainingRun run(kCartPoleScript,
-                  {"log.interval_s=0.5", "env.python=\"numpy_envs:cartpole\"", "env.python_path=\"" + kTestEnvs + "\"",
-                   "env.id=\"NumpyCartPole-v1\"", "stop.return_mean=100", "stop.frames=2000000"},
+                  {"log.interval_s=0.5", "env.python=\"numpy_envs:logged_cartpole\"",
+                   "env.python_path=\"" + kTestEnvs + "\"", "env.id=\"NumpyCartPole-v1\"", "stop.return_mean=100",
+                   "stop.frames=2000000"},
                   "moonseed-python-cartpole");
+  // The factory notes each call: in the description child, or in an actor.
+  const std::string factory_log = run.runs_dir + "/factory.log";
+  ::setenv("MOONSEED_TEST_FACTORY_LOG", factory_log.c_str(), 1);
   ChildProcess learner(run.args({}), run.log);
   ASSERT_EQ(learner.wait(400), std::optional<int>(0)) << read_file(run.log);
+  ::unsetenv("MOONSEED_TEST_FACTORY_LOG");
   const std::string log = read_file(run.log);
   EXPECT_TRUE(contains(log, "stopped: return_mean")) << log;
   // Random play lasts about 22 steps.
   EXPECT_GE(last(run.metrics(), "return_mean"), 60) << log;
+  // The loader describes the env; the learner reuses that description instead of a second child.
+  const std::string calls = read_file(factory_log);
+  size_t describes = 0;
+  for (size_t at = calls.find("describe"); at != std::string::npos; at = calls.find("describe", at + 1)) ++describes;
+  EXPECT_EQ(describes, 1u) << calls;
+  EXPECT_TRUE(contains(calls, "actor\n")) << calls;
 }
 
 TEST(PythonEnvRun, AMoonseedActorJoiningAPythonRunIsToldToRunAPythonActor) {

@@ -84,6 +84,17 @@ def cartpole(fail_at_step=None, fail_reset=0):
     return env
 
 
+def logged_cartpole():
+    """A CartPole whose factory appends a line to $MOONSEED_TEST_FACTORY_LOG each time it runs:
+    "describe" in the learner's description child (moonseed.actor --describe), "actor" in an
+    actor. A run must describe its env once."""
+    import os
+    import sys
+    with open(os.environ["MOONSEED_TEST_FACTORY_LOG"], "a") as log:
+        log.write(("describe" if "--describe" in sys.argv else "actor") + "\n")
+    return cartpole()
+
+
 def five_observations():
     """Spaces that differ from CartPole-v1's: a learner of that id must refuse this actor."""
     env = MoonseedCartPole()
