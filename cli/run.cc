@@ -21,6 +21,7 @@
 #include "base/log.h"
 #include "cli/commands.h"
 #include "cli/hot_reload.h"
+#include "cli/learner_group.h"
 #include "cli/local_actors.h"
 #include "cli/progress.h"
 #include "cli/run_control.h"
@@ -29,6 +30,7 @@
 #include "curves/metrics_row.h"
 #include "dashboard/server.h"
 #include "engine/config/schedule.h"
+#include "engine/group/c10d_group.h"
 #include "engine/learner/learner.h"
 #include "rpc/control_socket.h"
 #include "rpc/server.h"
@@ -114,6 +116,10 @@ Run::~Run() {
   reload_.reset();
   actors_.reset();
   if (learner_) learner_->stop();
+  learner_.reset();
+  values_.reset();
+  group_.reset();
+  local_ranks_.reset();  // kills ranks still running: a run that throws leaves none behind
 }
 
 double Run::elapsed_s() const { return now_s() - t0_; }
@@ -157,7 +163,8 @@ bool Run::tick() {
   }
   if (!stop_reason_.empty()) return false;  // `stop` from the control socket
   double now = now_s();
-  if (options_.watch && now >= next_watch_) {
+  // A group's config follows rank 0's script; the others never reload on their own.
+  if (options_.watch && rank() == 0 && now >= next_watch_) {
     next_watch_ = now + kWatchPeriod;
     reload_->poll(cfg_, now - t0_, *progress_);
     now = now_s();
@@ -186,13 +193,44 @@ bool Run::tick() {
     }
     metrics_->append(event);
   }
+  check_group();
   if (now >= next_tick_) {
     log_tick(now);
-  } else {
-    const engine::LearnerStats s = learner_->stats();
+  } else if (stop_reason_.empty()) {
+    const engine::LearnerStats s = run_stats(0, nullptr, nullptr);
     check_stop_rules(s, live_config(s.frames));
   }
   return stop_reason_.empty();
+}
+
+void Run::check_group() {
+  if (!group_ || !stop_reason_.empty()) return;
+  const engine::LearnerStats s = learner_->stats();
+  std::string failure = group_->failure();
+  if (failure.empty()) failure = s.group_failure;
+  if (!failure.empty()) {
+    group_failed_ = true;
+    stop_reason_ = failure;
+  } else if (s.group_stopped) {
+    stop_reason_ = rank() == 0 ? "a learner rank stopped the group" : "the learner group stopped (rank 0's decision)";
+  }
+}
+
+engine::LearnerStats Run::run_stats(double fps, engine::MetricsRow* columns, double* group_fps) {
+  engine::LearnerStats s = learner_->stats();
+  if (!group_) return s;
+  if (columns != nullptr) values_->publish_report(rank_report(rank(), host_, s, fps));  // once a log tick
+  if (rank() > 0) return s;
+  const GroupView view = group_view(s, fps, host_, values_->reports(), cfg_.topology.learners);
+  if (group_fps != nullptr) *group_fps = view.fps;
+  if (columns != nullptr) {
+    view.add_columns(*columns);
+    columns->add("weights_checked_step", s.weights_checked_step);
+    char hash[24];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(s.weights_hash));
+    if (s.weights_checked_step > 0) columns->add("weights_checked_hash", std::string(hash));
+  }
+  return view.stats;
 }
 
 engine::ExperimentConfig Run::live_config(int64_t frames) const {
@@ -207,24 +245,29 @@ void Run::check_stop_rules(const engine::LearnerStats& s, const engine::Experime
     diverged_ = true;
     stop_reason_ = s.failure;
   }
-  if (stop_reason_.empty()) stop_reason_ = cli::stop_reason(live.stop, s);
+  if (stop_reason_.empty() && rank() == 0) stop_reason_ = cli::stop_reason(live.stop, s);  // the others follow rank 0
 }
 
 // The metrics row, the progress line, the stop rules and the periodic checkpoint.
 void Run::log_tick(double now) {
-  const engine::LearnerStats s = learner_->stats();
+  const engine::LearnerStats own = learner_->stats();
+  const double own_fps = (own.frames - last_frames_) / std::max(1e-9, now - last_tick_);
+  engine::MetricsRow group_columns;
+  double fps = own_fps;
+  const engine::LearnerStats s = group_ ? run_stats(own_fps, &group_columns, &fps) : own;
   // Scheduled control-loop fields (stop, log, checkpoint) at the current frame count.
   const engine::ExperimentConfig live = live_config(s.frames);
   next_tick_ = now + std::max(0.05, live.log.interval_s);
   const double elapsed = now - t0_;
-  const double fps = (s.frames - last_frames_) / std::max(1e-9, now - last_tick_);
-  last_frames_ = s.frames;
+  last_frames_ = own.frames;
   last_tick_ = now;
 
   watch_actors(live, elapsed, s.actors_connected);
   report_record_off(s, elapsed);
   // A row that cannot be written is dropped; MetricsLog says so once per outage.
-  metrics_->append(counters_row(s, cfg_, elapsed, fps, actors_->restarts()));
+  engine::MetricsRow row = counters_row(s, cfg_, elapsed, fps, actors_->restarts());
+  for (const auto& [key, json] : group_columns.fields()) row.add_json(key, json);  // each rank's, in a group
+  metrics_->append(row);
   if (tensorboard_) tensorboard_->flush();  // this tick's rows and events, fsync'd
   run_control_->sample_actors();  // the actors' rates over this interval, for `ctl status`
   if (dashboard_) dashboard_->set_status(run_control_->handle("status"));
@@ -282,6 +325,9 @@ void Run::report_record_off(const engine::LearnerStats& s, double time_s) {
 }
 
 std::string Run::checkpoint(double elapsed, const engine::LearnerStats& s) {
+  if (rank() > 0) {
+    throw std::runtime_error("rank " + std::to_string(rank()) + " keeps no checkpoint: rank 0 saves the group's");
+  }
   const std::string path = checkpoint_and_prune(*dir_, cfg_.checkpoint.keep,
                                                 [&](const std::function<std::string(int64_t)>& path_of_step) {
                                                   return learner_->save_checkpoint(path_of_step, elapsed);
@@ -306,6 +352,11 @@ void Run::keep_best(const std::string& path, const engine::LearnerStats& s, doub
 
 int Run::finish() {
   progress_->finish();
+  if (group_ && !group_failed_) {
+    // Every rank ends at the same round while its actors still feed it; a rank
+    // starved of data meets the others when its learner stops below.
+    learner_->request_group_stop();
+  }
   // Bye to the actors, then stop the learner's threads, then the final
   // checkpoint: it holds every step trained, so a resume loses nothing.
   actors_->stop_restarting();  // their exit after the Bye is expected
@@ -313,14 +364,20 @@ int Run::finish() {
   server_->stop();
   actors_->shutdown(5.0);
   learner_->stop();
-  const engine::LearnerStats final_stats = learner_->stats();
   // The time the final checkpoint holds and the stop row shows, so that a
   // resumed run's rows go on from the last row of this one.
   const double elapsed = elapsed_s();
+  const engine::LearnerStats own_stats = learner_->stats();
+  double final_fps = (own_stats.frames - last_frames_) / std::max(1e-9, t0_ + elapsed - last_tick_);
+  engine::MetricsRow group_columns;
+  // A group's rank 0: the group's counters, and each rank's columns.
+  const engine::LearnerStats final_stats = group_ ? run_stats(final_fps, &group_columns, &final_fps) : own_stats;
   report_record_off(final_stats, elapsed);  // the last segment may have failed at the stop
   int code = 0;
   try {
-    if (diverged_) {
+    if (rank() > 0) {
+      // Rank 0's checkpoint holds the group's weights, equal on every rank.
+    } else if (diverged_) {
       // Weights that are NaN would be the newest checkpoint, the one --resume takes.
       const std::string newest = dir_->newest_checkpoint(learner_->checkpoint_companions());
       std::cerr << "moonseed: no final checkpoint: the model's weights are not finite; "
@@ -340,15 +397,41 @@ int Run::finish() {
     if (newest.empty()) code = 1;
   }
   if (actors_failed_) code = 1;
+  if (group_) {
+    group_->leave();
+    if (local_ranks_) {
+      const std::vector<int> codes = local_ranks_->wait(cfg_.topology.group_timeout_s);
+      for (size_t i = 0; i < codes.size(); ++i) {
+        if (codes[i] != 0) {
+          std::cerr << "moonseed: learner rank " << i + 1 << " exited with code " << codes[i] << " (see "
+                    << dir_->path() << "/ranks/" << i + 1 << "/run.log)\n";
+        }
+      }
+    }
+  }
+  if (group_failed_) code = 3;
+  if (rank() > 0) {
+    // For a rank 0 on this host whose other child reaper may have taken this process's status.
+    try {
+      dir_->write_file_atomic("exit_code", std::to_string(code) + "\n");
+    } catch (const std::exception&) {
+    }
+  }
   // The last row: every counter once nothing runs any more (steps the actors
   // made and episodes they ended during the stop are in it, and in the
   // experience log, but in no earlier row).
-  engine::MetricsRow stop_row =
-      counters_row(final_stats, cfg_, elapsed,
-                   (final_stats.frames - last_frames_) / std::max(1e-9, t0_ + elapsed - last_tick_),
-                   actors_->restarts());
+  engine::MetricsRow stop_row = counters_row(final_stats, cfg_, elapsed, final_fps, actors_->restarts());
+  for (const auto& [key, json] : group_columns.fields()) stop_row.add_json(key, json);
   // Marked as a point of every metric it has (curves::is_point: plot, dashboard, TensorBoard).
   stop_row.add("event", "stop").add_json(curves::kCountersKey, "true").add("reason", stop_reason_);
+  if (group_) {
+    // Equal on every rank that ended at the group's last round: the check a reader can repeat.
+    char hash[24];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(learner_->weights_hash()));
+    stop_row.add("rank", rank()).add("weights_hash", std::string(hash));
+    std::cerr << "moonseed: learner rank " << rank() << ": weights hash " << hash << " after "
+              << final_stats.optimizer_steps << " optimizer steps\n";
+  }
   metrics_->append(stop_row);
   if (tensorboard_) tensorboard_->flush();
   print_summary(final_stats, elapsed);

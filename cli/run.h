@@ -44,6 +44,7 @@ namespace dashboard {
 class Server;
 }
 namespace engine {
+class C10dGroup;
 class Learner;
 }
 namespace rpc {
@@ -56,6 +57,8 @@ namespace moonseed::cli {
 
 class HotReload;
 class LocalActors;
+class LocalRanks;
+class SealedValues;
 class Progress;
 class RunControl;
 class SignalWaiter;
@@ -94,6 +97,18 @@ class Run {
 
  private:
   void open_run_directory();
+  // A learner group (topology.learners > 1): rank 0 starts the ranks of a group
+  // on this host, every rank joins (C10dGroup), rank 0 names its run directory
+  // and the others take theirs from it (cli/learner_group.h).
+  void join_group();
+  // The learner's stats, and for rank 0 of a group the group's counters in
+  // them (cli/learner_group.h GroupView). With `columns` (once a log tick) the
+  // rank reports `fps` to the group, and rank 0 writes each rank's columns
+  // there and the group's frame rate in `group_fps`.
+  engine::LearnerStats run_stats(double fps, engine::MetricsRow* columns, double* group_fps);
+  // Sets stop_reason_ when the group failed (exit 3) or agreed to stop.
+  void check_group();
+  int rank() const;
   void protect();  // umask, auth token, and no open listening without one
   engine::Counters start_learner();  // returns the counters it starts from
   engine::Counters resume();         // --resume: restores the newest complete checkpoint
@@ -129,6 +144,9 @@ class Run {
 
   // Declared in the order setup() makes them; ~Run() takes them down in reverse.
   std::unique_ptr<SignalWaiter> signals_;
+  std::unique_ptr<LocalRanks> local_ranks_;      // rank 0 of a group on this host: ranks 1..N-1
+  std::unique_ptr<engine::C10dGroup> group_;     // topology.learners > 1
+  std::unique_ptr<SealedValues> values_;         // the group's store, values signed with the token
   std::unique_ptr<engine::Learner> learner_;
   std::unique_ptr<TensorboardSink> tensorboard_;  // log.tensorboard: metrics_ hands it every row
   std::unique_ptr<engine::MetricsLog> metrics_;
@@ -153,6 +171,8 @@ class Run {
   bool actors_failed_ = false;  // every local actor was parked: the run stops and exits 1
   bool record_off_reported_ = false;
   bool diverged_ = false;       // the learner failed (the model went non-finite): no final checkpoint, exit 1
+  bool group_failed_ = false;   // a rank of the group died, hung or drifted: exit 3
+  std::string host_;            // this host's name, in the group's reports
   std::string stop_reason_;    // set to stop; RunControl sets it on `stop`
 };
 

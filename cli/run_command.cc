@@ -17,6 +17,7 @@ const char* kHelp =
     "usage: moonseed run SCRIPT.lua [key=value...] [--quiet] [--no-watch] [--announce FILE]\n"
     "                    [--auth-token-file FILE] [--insecure] [--log-in-run-dir]\n"
     "       moonseed run --resume RUN_DIR [key=value...] [same options]\n"
+    "       moonseed run SCRIPT.lua --rank R --world-size N --rendezvous tcp:HOST:PORT [...]\n"
     "\n"
     "Trains the experiment the script declares: a learner in this process and\n"
     "topology.actors local actor processes over a Unix socket (or TCP when\n"
@@ -59,6 +60,14 @@ const char* kHelp =
     "A learner that listens beyond this host (topology.listen on an address other\n"
     "than loopback) refuses to start without a token unless given --insecure.\n"
     "\n"
+    "Learner groups (docs/distributed.md): topology.learners=N trains one model\n"
+    "with N learner ranks, gradients averaged every step; on one host the run\n"
+    "starts ranks 1..N-1 itself and spreads topology.actors over them. Across\n"
+    "hosts start each rank with --rank R --world-size N --rendezvous tcp:HOST:PORT\n"
+    "(rank 0 serves c10d's TCPStore on HOST:PORT; a non-loopback one needs a token).\n"
+    "Rank 0 owns the run directory, checkpoints and hot reload; a rank that dies or\n"
+    "hangs stops the group (exit code 3), and --resume RUN_DIR on rank 0 restarts it.\n"
+    "\n"
     "The run stops at the first of stop.frames, stop.seconds or stop.return_mean\n"
     "(mean return over the last 100 episodes, once 100 episodes have ended).\n"
     "\n"
@@ -92,6 +101,11 @@ RunOptions parse(const Args& args) {
       out.auth_token_file = args[++i];
     } else if (a == "--auth-token") {
       throw std::invalid_argument(auth_token_on_command_line_message());
+    } else if (a == "--rank" || a == "--world-size" || a == "--rendezvous") {
+      // The same as the topology fields they set, so that config.lua and --help say one thing.
+      if (i + 1 >= args.size()) throw std::invalid_argument(a + " needs a value (see moonseed run --help)");
+      const char* field = a == "--rank" ? "topology.rank" : a == "--world-size" ? "topology.learners" : "topology.rendezvous";
+      out.overrides.push_back(std::string(field) + "=" + args[++i]);
     } else if (a == "--insecure") {
       out.insecure = true;
     } else if (a == "--log-in-run-dir") {

@@ -62,6 +62,11 @@ std::string RunControl::dispatch(const std::string& command, const std::string& 
   if (command == "help" || command.empty()) return control_ok(base::json_quote(kCommands));
   if (command == "status") return control_ok(status());
   if (command == "get") return control_ok(get(args));
+  if ((command == "set" || command == "reload") && c_.rank > 0) {
+    return control_error(command + ": this is rank " + std::to_string(c_.rank) +
+                         " of a learner group; change the config on rank 0 (its run directory), which applies it "
+                         "on every rank at the same training step");
+  }
   if (command == "set") {
     const size_t space = args.find(' ');
     if (space == std::string::npos) return control_error("set: expected FIELD VALUE, e.g. set optimizer.lr 3e-4");

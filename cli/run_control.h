@@ -43,6 +43,8 @@ struct RunContext {
   // Saves a checkpoint now, prunes, and offers it for best.pt as the periodic ones are
   // (Run::checkpoint); returns its path. Throws what saving throws.
   std::function<std::string()> checkpoint;
+  // Of a learner group (0 otherwise): config changes go to rank 0, which hands them to every rank.
+  int rank = 0;
 };
 
 class RunControl {

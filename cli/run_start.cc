@@ -17,6 +17,7 @@
 #include "cli/auth_token.h"
 #include "cli/commands.h"
 #include "cli/hot_reload.h"
+#include "cli/learner_group.h"
 #include "cli/local_actors.h"
 #include "cli/progress.h"
 #include "cli/run.h"
@@ -25,7 +26,9 @@
 #include "cli/tensorboard_sink.h"
 #include "dashboard/server.h"
 #include "cli/version.h"
+#include "engine/group/c10d_group.h"
 #include "engine/learner/learner.h"
+#include "models/device.h"
 #include "envs/describe.h"
 #include "rpc/address.h"
 #include "rpc/control_socket.h"
@@ -36,7 +39,13 @@ namespace {
 
 // Unix socket paths are limited to 107 bytes; deep run directories fall back to /tmp.
 std::string listen_address(const engine::ExperimentConfig& cfg, const engine::RunDirectory& dir) {
-  if (!cfg.topology.listen.empty()) return cfg.topology.listen;
+  if (!cfg.topology.listen.empty()) {
+    // The ranks a run starts on its own host cannot share one TCP port: rank R takes PORT + R.
+    if (cfg.topology.learners > 1 && cfg.topology.rendezvous.rfind("tcp:", 0) != 0) {
+      return rank_listen_address(cfg.topology.listen, cfg.topology.rank);
+    }
+    return cfg.topology.listen;
+  }
   if (cfg.topology.transport == "tcp") return "tcp:127.0.0.1:0";
   std::string path = dir.path() + "/learner.sock";
   if (path.size() > 100) path = "/tmp/moonseed-" + std::to_string(::getpid()) + ".sock";
@@ -153,6 +162,12 @@ void Run::open_run_directory() {
   env_spec_ = std::move(loaded.spec);
   sources_ = std::move(loaded.sources);
   protect();
+  if (rank() > 0) {
+    // Its directory is named by rank 0 once the group has met; it follows rank 0's resume.
+    dir_.reset();
+    join_group();
+    return;
+  }
   if (!dir_) {
     dir_ = engine::RunDirectory::create(cfg_.runs_dir, cfg_.name);
     save_sources(*dir_, sources_);
@@ -171,6 +186,66 @@ void Run::open_run_directory() {
   } else {
     write_or_warn(*dir_, "engine.json", engine, "engine.json names the engine of the run's previous start");
   }
+  if (cfg_.topology.learners > 1) join_group();
+}
+
+int Run::rank() const { return cfg_.topology.learners > 1 ? cfg_.topology.rank : 0; }
+
+void Run::join_group() {
+  const engine::TopologyConfig& t = cfg_.topology;
+  engine::GroupOptions o;
+  o.rank = t.rank;
+  o.world_size = t.learners;
+  o.timeout_s = t.group_timeout_s;
+  o.check_every = t.weights_check_every;
+  o.device = models::choose_device(cfg_.inference.device).is_cuda() ? "cuda" : "cpu";
+  o.rendezvous = t.rendezvous;
+  char name[256] = {};
+  host_ = ::gethostname(name, sizeof name - 1) == 0 ? name : "localhost";
+  if (o.rendezvous.empty()) {
+    if (t.rank != 0) {
+      throw std::invalid_argument("topology.rank = " + std::to_string(t.rank) +
+                                  " needs the group's rendezvous: give --rendezvous tcp:HOST:PORT (rank 0's host)");
+    }
+    // A group on this host: a store file in the run directory, and ranks 1..N-1 started here.
+    o.rendezvous = local_rendezvous(dir_->path());
+    std::filesystem::remove(o.rendezvous.substr(5));
+    std::vector<std::string> extra;
+    if (options_.insecure) extra.push_back("--insecure");
+    local_ranks_ = std::make_unique<LocalRanks>(engine_binary(), dir_->path(), dir_->config_path(), t.learners,
+                                                o.rendezvous, extra);
+  } else {
+    const engine::Rendezvous r = engine::parse_rendezvous(o.rendezvous);
+    // LibTorch's TCPStore listens on every interface of rank 0's host, whatever
+    // HOST says: even a loopback rendezvous is reachable from other hosts.
+    if (r.tcp && auth_token_.empty() && !options_.insecure) {
+      throw std::invalid_argument(
+          "topology.rendezvous = \"" + o.rendezvous + "\": rank 0 serves c10d's TCPStore on port " +
+          std::to_string(r.port) + " of every interface of its host (LibTorch's store takes no bind address), and "
+          "c10d's store has no authentication of its own: without a token anyone who reaches the port can feed the "
+          "ranks a config or stop the group (docs/security.md). Give every rank the run's token "
+          "(--auth-token-file FILE or MOONSEED_AUTH_TOKEN) and keep the port on a private network, or pass "
+          "--insecure");
+    }
+    if (r.tcp && auth_token_.empty()) {
+      base::log_warning("rendezvous " + o.rendezvous + " without an auth token (--insecure): the store's values "
+                        "are not signed");
+    }
+  }
+  std::cerr << "moonseed: learner rank " << t.rank << " of " << t.learners << " joining the group at "
+            << o.rendezvous << " (waiting at most " << format_number(t.group_timeout_s) << " s for the others)\n";
+  group_ = std::make_unique<engine::C10dGroup>(o);
+  values_ = std::make_unique<SealedValues>(*group_, auth_token_);
+  if (t.rank == 0) {
+    values_->put("run_dir", dir_->path());
+  } else {
+    dir_ = engine::RunDirectory::create_at(rank_directory(values_->get("run_dir"), cfg_.runs_dir, t.rank));
+    dir_->write_file_atomic("config.lua", scripts::to_lua(cfg_));
+    if (options_.log_in_run_dir) send_output_to(dir_->path() + "/run.log");
+  }
+  std::string members;
+  for (const engine::GroupMember& m : group_->members()) members += (members.empty() ? "" : ", ") + m.text();
+  std::cerr << "moonseed: learner group of " << t.learners << ": " << members << "\n";
 }
 
 // Before anything is written or served: the run's files are private (or the
@@ -195,15 +270,53 @@ void Run::protect() {
 
 // The learner, restored on --resume or warm-started, recording if asked.
 engine::Counters Run::start_learner() {
-  learner_ = std::make_unique<engine::Learner>(cfg_, dir_->run_id(), env_spec_);  // described once, by the loader
+  // described once, by the loader; a rank serves its share of the actors
+  learner_ = std::make_unique<engine::Learner>(rank_config(cfg_, rank()), dir_->run_id(), env_spec_);
   if (!auth_token_.empty()) learner_->set_auth_token(auth_token_);
+  if (group_) {
+    SealedValues* group = values_.get();
+    const std::string scratch = dir_->path() + "/group-config.lua";
+    // Every rank applies the config of a version from the same text (rank 0's
+    // to_lua), so that rank 0 and the others cannot differ by a rounding.
+    auto config_of_version = [group, scratch](uint64_t version) {
+      const std::string text = group->get("config/" + std::to_string(version));
+      {
+        std::FILE* f = std::fopen(scratch.c_str(), "w");
+        if (f == nullptr) throw std::runtime_error("cannot write " + scratch + ": " + std::strerror(errno));
+        std::fwrite(text.data(), 1, text.size(), f);
+        std::fclose(f);
+      }
+      return scripts::load_experiment(scratch, {});
+    };
+    std::function<void(uint64_t, const engine::ExperimentConfig&)> publish;
+    if (rank() == 0) {
+      publish = [group](uint64_t version, const engine::ExperimentConfig& c) {
+        group->put("config/" + std::to_string(version), scripts::to_lua(c));
+      };
+    }
+    learner_->join_group(*group_, config_of_version, publish);
+  }
   metrics_ = std::make_unique<engine::MetricsLog>(dir_->metrics_path());
-  if (cfg_.log.tensorboard) {  // a new event file at every start, --resume too
+  if (cfg_.log.tensorboard && rank() == 0) {  // the group's, once  // a new event file at every start, --resume too
     tensorboard_ = std::make_unique<TensorboardSink>(dir_->path(), scripts::to_lua(cfg_));
     metrics_->set_listener([sink = tensorboard_.get()](const engine::MetricsRow& row) { sink->row(row); });
   }
   engine::Counters start;
-  if (!options_.resume_dir.empty()) start = resume();
+  if (rank() > 0) {
+    // The group resumes from rank 0's checkpoint, which rank 0 names ("" for a new run).
+    const std::string ckpt = values_->get("resume_checkpoint");
+    if (!ckpt.empty()) {
+      start = learner_->restore_group_weights(ckpt);
+      std::cerr << "moonseed: rank " << rank() << " resumed the group's weights from " << ckpt << " ("
+                << start.optimizer_steps << " steps)\n";
+    }
+  } else if (!options_.resume_dir.empty()) {
+    start = resume();
+  }
+  if (group_ && rank() == 0) {
+    values_->put("resume_checkpoint",
+                options_.resume_dir.empty() ? "" : dir_->newest_checkpoint(learner_->checkpoint_companions()));
+  }
   if (!cfg_.warm_start.log.empty() && options_.resume_dir.empty()) warm_start(*learner_, cfg_, *metrics_);
   if (cfg_.record.enabled) {
     const std::string record_dir = experience_directory(cfg_.record, dir_->path());
@@ -281,8 +394,8 @@ void Run::start_serving() {
     actor_options.environment = std::move(python.environment);
   }
   actor_options.address = address;
-  actor_options.count = cfg_.topology.local_actors < 0 ? cfg_.topology.actors
-                                                       : std::min(cfg_.topology.local_actors, cfg_.topology.actors);
+  const engine::TopologyConfig mine = rank_config(cfg_, rank()).topology;  // this rank's share
+  actor_options.count = mine.local_actors < 0 ? mine.actors : std::min(mine.local_actors, mine.actors);
   actor_options.log_dir = dir_->path() + "/actors";
   // An actor that sent a step batch since it started did work: it is restarted at once when it dies.
   actor_options.step_batches = [learner = learner_.get()](int id) { return learner->actor_step_batches(id); };
@@ -291,8 +404,10 @@ void Run::start_serving() {
 
   std::cerr << "moonseed: run " << dir_->path() << "\n"
             << "moonseed: " << cfg_.env.id << (cfg_.env.python.empty() ? "" : " (Python: " + cfg_.env.python + ")")
-            << ", " << cfg_.topology.actors << (cfg_.env.python.empty() ? "" : " Python") << " actors x "
-            << cfg_.topology.envs_per_actor << " envs, learner on " << address << "\n";
+            << ", " << mine.actors << (cfg_.env.python.empty() ? "" : " Python") << " actors x "
+            << cfg_.topology.envs_per_actor << " envs, learner"
+            << (group_ ? " rank " + std::to_string(rank()) + " of " + std::to_string(cfg_.topology.learners) : "")
+            << " on " << address << "\n";
 }
 
 // The control socket, control.address, --announce, and what serves requests.
@@ -315,13 +430,13 @@ void Run::open_control() {
   }
   run_control_ = std::make_unique<RunControl>(
       RunContext{*learner_, cfg_, *reload_, *dir_, *progress_, [this] { return elapsed_s(); }, stop_reason_,
-                 [this] { return checkpoint(elapsed_s(), learner_->stats()); }});
+                 [this] { return checkpoint(elapsed_s(), learner_->stats()); }, rank()});
 }
 
 // The dashboard (docs/dashboard.md) on its own threads: it reads the run
 // directory's files, and the status the control loop hands it at each tick.
 void Run::start_dashboard() {
-  if (cfg_.dashboard.listen.empty()) return;
+  if (cfg_.dashboard.listen.empty() || rank() > 0) return;  // rank 0's shows the group
   dashboard_ = std::make_unique<dashboard::Server>(std::vector<std::string>{dir_->path()}, auth_token_);
   const std::string url = dashboard_->start(cfg_.dashboard.listen);
   dashboard_->set_status(run_control_->handle("status"));

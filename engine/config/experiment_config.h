@@ -93,6 +93,12 @@ struct TopologyConfig {
   std::string transport = "unix";  // "unix" | "tcp"
   std::string listen;              // "" = choose (unix: RUN_DIR/learner.sock; tcp: 127.0.0.1:0)
   double actor_timeout_s = 30;     // an actor silent this long (or 20 of its step times) is hung; 0 = never
+  // A learner group (docs/distributed.md): `learners` ranks train one model data-parallel.
+  int learners = 1;
+  int rank = 0;                    // this process's rank (--rank)
+  std::string rendezvous;          // "" = a group on this host; "tcp:HOST:PORT" = rank 0 hosts c10d's TCPStore there
+  double group_timeout_s = 60;     // a rank silent this long stops the group, named
+  int weights_check_every = 100;   // optimizer steps between weight-hash comparisons; 0 = never
 };
 
 struct InferenceConfig {

@@ -162,6 +162,23 @@ std::string python_factory_rule(const FieldValue& v) {
   return "";
 }
 
+// topology.rendezvous: empty, or tcp:HOST:PORT with a port rank 0 can serve on.
+std::string rendezvous_rule(const FieldValue& v) {
+  const std::string& s = std::get<std::string>(v);
+  if (s.empty()) return "";
+  if (s.rfind("file:", 0) == 0 && s.size() > 5) return "";  // the ranks a run starts on its own host
+  const size_t colon = s.rfind(':');
+  const std::string expected = "expected \"\" or tcp:HOST:PORT, e.g. \"tcp:node001:29500\"";
+  if (s.rfind("tcp:", 0) != 0 || colon <= 4 || colon + 1 >= s.size()) return expected;
+  int port = 0;
+  for (size_t i = colon + 1; i < s.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i])) || port > 65535) return expected;
+    port = port * 10 + (s[i] - '0');
+  }
+  if (port < 1 || port > 65535) return "the port must be in 1..65535 (rank 0 serves the store on it)";
+  return "";
+}
+
 std::vector<FieldSchema> build_schema() {
   constexpr ReloadClass kHot = ReloadClass::kHot;
   constexpr ReloadClass kRestart = ReloadClass::kRestart;
@@ -278,6 +295,22 @@ std::vector<FieldSchema> build_schema() {
              "an actor that owes a step batch and is silent this long (or 20 of its usual step times, if "
              "longer) is hung: its slot is freed, a local one restarted; 0 never"),
 
+      integer(MOONSEED_FIELD(topology.learners), 1, 64, kRestart,
+              "learner ranks training one model data-parallel, gradients averaged every step (docs/distributed.md); "
+              "> 1 without topology.rendezvous starts them all on this host, topology.actors spread over them"),
+      integer(MOONSEED_FIELD(topology.rank), 0, 63, kRestart,
+              "this process's rank in its learner group (moonseed run --rank; set by the Slurm and Kubernetes "
+              "launch files)"),
+      with_rule(string(MOONSEED_FIELD(topology.rendezvous), {}, kRestart,
+                       "where the ranks of a learner group meet: \"\" = this host (a store file in the run "
+                       "directory), tcp:HOST:PORT = rank 0 serves c10d's TCPStore on PORT (docs/security.md)"),
+                "\"\" or tcp:HOST:PORT", rendezvous_rule),
+      number(MOONSEED_FIELD(topology.group_timeout_s), 1, 86400, kRestart,
+             "a learner rank that does not answer for this long (killed, stopped, cut off) stops the group, "
+             "which names it"),
+      integer(MOONSEED_FIELD(topology.weights_check_every), 0, 1000000000, kRestart,
+              "optimizer steps between comparisons of the ranks' weight hashes (a mismatch stops the group); 0 never"),
+
       integer(MOONSEED_FIELD(inference.max_batch), 1, 65536, kRestart, "most envs in one inference forward pass"),
       integer(MOONSEED_FIELD(inference.deadline_us), 0, 10000000, kRestart,
               "a batch runs when its oldest request is this old (microseconds)"),
@@ -383,8 +416,8 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [optimizer_kind, lr, eps, rmsprop_alpha, rmsprop_momentum, max_grad_norm,
                           lr_decay_frames] = c.optimizer;
   [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, eval_envs_per_actor, local_actors, transport,
-                          listen, actor_timeout_s] =
-      c.topology;
+                          listen, actor_timeout_s, learners, rank, rendezvous, group_timeout_s,
+                          weights_check_every] = c.topology;
   [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device, nonfinite] = c.inference;
   [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;
   [[maybe_unused]] auto& [frames, seconds, return_mean, eval_return_mean, on_shaped_return] = c.stop;

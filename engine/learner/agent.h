@@ -78,6 +78,11 @@ class EvalPolicy {
   virtual torch::Tensor act(const torch::Tensor& obs, const std::vector<float>& rewards, bool first) = 0;
 };
 
+// Called on the training thread after each backward pass and before gradient
+// clipping, with the trained net's parameters (a learner group averages their
+// gradients over its ranks: engine/learner/step_sync.h). May throw GroupError.
+using GradientHook = std::function<void(const std::vector<torch::Tensor>& params)>;
+
 class Agent {
  public:
   virtual ~Agent() = default;
@@ -142,6 +147,13 @@ class Agent {
   // every one. Throws std::invalid_argument for a log too small to use.
   virtual WarmStartReport warm_start(LogUnrolls& log, const ExperimentConfig& config,
                                      const std::function<void(const WarmStartReport&)>& progress) = 0;
+
+  // ---- learner groups
+  // Before start: `hook` runs at every training step between backward and clipping.
+  virtual void set_gradient_hook(GradientHook hook) = 0;
+  // Training thread, between steps: a hash of every weight the ranks of a group
+  // must keep equal (the trained net, and R2D2's target net), engine/learner/weights_hash.h.
+  virtual uint64_t weights_hash() = 0;
 
   // ---- checkpoints (no training step in flight)
   // Writes the checkpoint PATH and its companions (checkpoint_companions()),

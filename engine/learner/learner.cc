@@ -152,29 +152,16 @@ void Learner::Impl::training_loop() {
   // Intra-op thread counts belong to the thread that sets them (OpenMP), so
   // each engine thread sets its own.
   at::set_num_threads(std::max(1, cfg.learner.torch_threads));
+  if (sync != nullptr) {
+    group_training_loop();
+    return;
+  }
   while (agent->await_batch()) {
     wait_while_paused();
     if (first_batch_ns.load(std::memory_order_relaxed) < 0) first_batch_ns.store(steady_ns());
     base::MutexLock train(train_mu);
     if (hot_pending.load(std::memory_order_acquire)) take_hot_config();
-    // Schedules were validated at load time (scripts/lua_schedules.h).
-    if (!train_cfg.schedules.empty()) apply_schedules(train_cfg, static_cast<double>(frames.load()));
-    const OptimizerConfig& opt = train_cfg.optimizer;
-    double lr = opt.lr;
-    if (opt.lr_decay_frames > 0) {
-      lr *= std::max(0.0, 1.0 - static_cast<double>(frames.load()) / opt.lr_decay_frames);
-    }
-    TrainReport step = agent->train(train_cfg, lr, optimizer_steps.load());
-    if (!step.applied) {
-      // One bad batch must not poison the weights: the agent dropped it; say so once in a while.
-      if (skipped_steps++ % 100 == 0) {
-        base::log_warning("gradient norm is " + base::number_text(step.grad_norm) + "; skipped " +
-                          std::to_string(skipped_steps) + " training step(s) so far");
-      }
-      continue;
-    }
-    optimizer_steps += 1;
-    trained_frames += step.frames;
+    if (!train_one_step(frames.load())) continue;
     // Checked while train_mu is held, so no checkpoint can take these weights.
     if (!agent->weights_finite()) {
       fail("the model's weights went non-finite at optimizer step " + std::to_string(optimizer_steps.load()) +
@@ -182,16 +169,98 @@ void Learner::Impl::training_loop() {
            "checkpoint)");
       return;
     }
-    if (recorder) {
-      recorder->set_learner_step(optimizer_steps.load());
-      recorder->set_config_version(applied_config_version.load());
-    }
-    base::MutexLock lock(stats_mu);
-    last_step.loss_total = step.loss_total;
-    last_step.grad_norm = step.grad_norm;
-    last_step.learning_rate = lr;
-    last_step.metrics = std::move(step.metrics);
   }
+}
+
+bool Learner::Impl::train_one_step(int64_t at_frames) {
+  // Schedules were validated at load time (scripts/lua_schedules.h).
+  if (!train_cfg.schedules.empty()) apply_schedules(train_cfg, static_cast<double>(at_frames));
+  const OptimizerConfig& opt = train_cfg.optimizer;
+  double lr = opt.lr;
+  if (opt.lr_decay_frames > 0) {
+    lr *= std::max(0.0, 1.0 - static_cast<double>(at_frames) / opt.lr_decay_frames);
+  }
+  TrainReport step = agent->train(train_cfg, lr, optimizer_steps.load());
+  if (!step.applied) {
+    // One bad batch must not poison the weights: the agent dropped it; say so once in a while.
+    if (skipped_steps++ % 100 == 0) {
+      base::log_warning("gradient norm is " + base::number_text(step.grad_norm) + "; skipped " +
+                        std::to_string(skipped_steps) + " training step(s) so far");
+    }
+    return false;
+  }
+  optimizer_steps += 1;
+  trained_frames += step.frames;
+  if (recorder) {
+    recorder->set_learner_step(optimizer_steps.load());
+    recorder->set_config_version(applied_config_version.load());
+  }
+  base::MutexLock lock(stats_mu);
+  last_step.loss_total = step.loss_total;
+  last_step.grad_norm = step.grad_norm;
+  last_step.learning_rate = lr;
+  last_step.metrics = std::move(step.metrics);
+  return true;
+}
+
+void Learner::Impl::group_training_loop() {
+  bool have_batch = false;
+  try {
+    for (;;) {
+      if (!have_batch) have_batch = agent->await_batch();
+      StepProposal proposal;
+      proposal.frames = frames.load();
+      proposal.stop = !have_batch || group_stop_requested.load();
+      if (sync->rank() == 0) proposal.config_version = config_version.load();
+      {
+        base::MutexLock lock(pause_mu);
+        proposal.paused = paused;
+      }
+      const StepAgreement agreed = sync->agree(proposal);
+      frames_at_round.store(proposal.frames);
+      group_frames_at_round.store(agreed.group_frames);
+      if (agreed.stop) break;
+      if (agreed.paused) {
+        // Every rank holds its batch and asks again: a paused rank pauses the group.
+        base::MutexLock lock(pause_mu);
+        pause_cv.wait_for(lock, std::chrono::milliseconds(50));
+        continue;
+      }
+      if (first_batch_ns.load(std::memory_order_relaxed) < 0) first_batch_ns.store(steady_ns());
+      base::MutexLock train(train_mu);
+      if (agreed.config_version > applied_config_version.load()) {
+        const ExperimentConfig next = config_of_version(agreed.config_version);
+        copy_fields(next, train_cfg, ReloadClass::kHot);
+        applied_config_version.store(agreed.config_version);
+        if (sync->rank() != 0) {
+          reward_shaping.store(!next.reward_shaping.source.empty());
+          config_version.store(agreed.config_version);
+          gateway.publish_boundary(agreed.config_version, encode_actor_config(actor_config_of(next)));
+        }
+      }
+      have_batch = false;
+      if (!train_one_step(agreed.group_frames)) continue;  // every rank skips alike: the gradients were the same
+      const int64_t step = optimizer_steps.load();
+      const bool check = sync->check_every() > 0 && step % sync->check_every() == 0;
+      const uint64_t hash = check ? agent->weights_hash() : 0;
+      sync->after_step(step, hash);
+      if (check) {
+        weights_hash.store(hash);
+        weights_checked_step.store(step);
+      }
+      if (!agent->weights_finite()) {
+        fail("the model's weights went non-finite at optimizer step " + std::to_string(step) +
+             " (training diverged; lower optimizer.lr or optimizer.max_grad_norm and resume from the last good "
+             "checkpoint)");
+        break;
+      }
+    }
+  } catch (const std::exception& e) {
+    // The weights are whole (a failed round applies no step): checkpoints still work.
+    base::MutexLock lock(stats_mu);
+    group_failure = e.what();
+  }
+  group_stopped.store(true);
 }
 
 void Learner::Impl::take_hot_config() {

@@ -38,6 +38,8 @@ class ActorService;
 
 namespace moonseed::engine {
 
+class StepSync;
+
 // The files the config's env reads besides its id and options (envs::EnvFiles).
 envs::EnvFiles env_files(const EnvConfig& env);
 // The env's spec as the learner's model sees it: described (a plugin or Python env by a child
@@ -84,9 +86,33 @@ class Learner {
   // env (naming the log and the column).
   WarmStartReport warm_start(const std::function<void(const WarmStartReport&)>& progress = {});
 
+  // Makes this learner one rank of a learner group (engine/learner/step_sync.h):
+  // every training step is a round with the other ranks, gradients are averaged
+  // over them, the weights compared every sync.check_every() steps. Hot config
+  // follows the group: at the step the ranks agree on version v, every rank
+  // applies config_of_version(v) (what rank 0 was given by set_hot_config with
+  // v, which its caller published for the others first), and set_hot_config on
+  // this learner only publishes boundary fields to its own actors. `sync` is not
+  // owned and outlives the learner's threads. Only before start().
+  // `publish` (rank 0: may be empty elsewhere) is called by set_hot_config
+  // before the version becomes visible to the group, so that the others can
+  // read the config of every version the group agrees on.
+  void join_group(StepSync& sync, std::function<ExperimentConfig(uint64_t version)> config_of_version,
+                  std::function<void(uint64_t version, const ExperimentConfig& config)> publish);
+  // A hash of the weights a group keeps equal on every rank
+  // (engine/learner/weights_hash.h), between two training steps. Thread-safe.
+  uint64_t weights_hash();
+  // This rank asks its group to stop: every rank leaves its training loop at
+  // the next round (LearnerStats::group_stopped). Without a group, nothing. Thread-safe.
+  void request_group_stop();
+
   // Loads model, optimizer and counters (and what the algorithm keeps beside
   // them, such as R2D2's replay). Only before start(). Throws CheckpointError.
   Counters restore(const std::string& checkpoint_path);
+  // A rank other than 0 of a learner group resuming: the weights, optimizer
+  // state and optimizer step of rank 0's checkpoint, and none of its other
+  // counters (they are rank 0's, and the group's frames). Errors as restore().
+  Counters restore_group_weights(const std::string& checkpoint_path);
   // What a complete checkpoint has beside its file, as suffixes of its path
   // (R2D2: ".replay"): RunDirectory::newest_checkpoint takes them.
   std::vector<std::string> checkpoint_companions() const;

@@ -61,6 +61,34 @@ Counters Learner::restore(const std::string& checkpoint_path) {
   return c;
 }
 
+void Learner::join_group(StepSync& sync, std::function<ExperimentConfig(uint64_t)> config_of_version,
+                         std::function<void(uint64_t, const ExperimentConfig&)> publish) {
+  Impl& m = *impl_;
+  if (m.started) throw std::logic_error("Learner::join_group must come before start()");
+  m.sync = &sync;
+  m.config_of_version = std::move(config_of_version);
+  m.publish_config = std::move(publish);
+  m.agent->set_gradient_hook([&sync](const std::vector<torch::Tensor>& params) { sync.average_gradients(params); });
+}
+
+uint64_t Learner::weights_hash() {
+  base::MutexLock train(impl_->train_mu);
+  return impl_->agent->weights_hash();
+}
+
+void Learner::request_group_stop() {
+  impl_->group_stop_requested.store(true);
+  impl_->pause_cv.notify_all();
+}
+
+Counters Learner::restore_group_weights(const std::string& checkpoint_path) {
+  if (impl_->started) throw std::logic_error("Learner::restore_group_weights must come before start()");
+  Counters c = impl_->agent->restore(checkpoint_path);
+  impl_->optimizer_steps = c.optimizer_steps;
+  impl_->restored_train_s = c.train_s;
+  return c;
+}
+
 std::vector<std::string> Learner::checkpoint_companions() const { return impl_->agent->checkpoint_companions(); }
 
 void Learner::start() {
@@ -119,6 +147,7 @@ void Learner::set_hot_config(const ExperimentConfig& config, uint64_t version) {
     throw std::invalid_argument("Learner::set_hot_config: version " + std::to_string(version) +
                                 " is not newer than " + std::to_string(m.config_version.load()));
   }
+  if (m.publish_config) m.publish_config(version, config);
   m.pending_hot = config;
   m.reward_shaping.store(!config.reward_shaping.source.empty());
   m.config_version.store(version);
@@ -159,8 +188,13 @@ LearnerStats Learner::stats() const {
     s.learning_rate = m.last_step.learning_rate;
     s.agent_metrics = m.last_step.metrics;
     s.failure = m.failure;
+    s.group_failure = m.group_failure;
   }
   s.frames = m.frames.load();
+  s.group_frames = m.sync != nullptr ? m.group_frames_now() : s.frames;
+  s.group_stopped = m.group_stopped.load();
+  s.weights_checked_step = m.weights_checked_step.load();
+  s.weights_hash = m.weights_hash.load();
   s.reward_shaping = m.reward_shaping.load();
   s.config_version = m.config_version.load();
   s.applied_config_version = m.applied_config_version.load();
@@ -213,7 +247,9 @@ std::string Learner::save_checkpoint(const std::function<std::string(int64_t ste
   }
   Counters c;
   c.optimizer_steps = m.optimizer_steps.load();
-  c.frames = m.frames.load();
+  // A group's checkpoint holds the group's frames: every rank resumes from it
+  // (Run gives them to rank 0 and 0 to the others), so schedules go on alike.
+  c.frames = m.sync != nullptr ? m.group_frames_now() : m.frames.load();
   c.episodes = m.episodes.load();
   c.trained_frames = m.trained_frames.load();
   c.eval_episodes = m.eval_episodes.load();

@@ -26,6 +26,7 @@
 #include "engine/learner/agent_registry.h"
 #include "engine/learner/episode_returns.h"
 #include "engine/learner/evaluator.h"
+#include "engine/learner/step_sync.h"
 #include "engine/runtime/clock.h"
 #include "engine/runtime/inference_batcher.h"
 #include "envs/env.h"
@@ -150,6 +151,21 @@ struct Learner::Impl {
     return !failure.empty();
   }
 
+  // A learner group (join_group): set before start, read by the training thread.
+  StepSync* sync = nullptr;
+  std::function<ExperimentConfig(uint64_t)> config_of_version;
+  std::function<void(uint64_t, const ExperimentConfig&)> publish_config;
+  std::atomic<bool> group_stop_requested{false};
+  std::atomic<bool> group_stopped{false};
+  std::atomic<int64_t> group_frames_at_round{0};  // agreed at the last round
+  std::atomic<int64_t> frames_at_round{0};        // this rank's frames proposed then
+  std::string group_failure GUARDED_BY(stats_mu);  // why the group's rounds failed ("" while they work)
+  std::atomic<int64_t> weights_checked_step{0};
+  std::atomic<uint64_t> weights_hash{0};
+  int64_t group_frames_now() const {
+    return group_frames_at_round.load() + std::max<int64_t>(0, frames.load() - frames_at_round.load());
+  }
+
   void inference_loop();
   // Closes the connection of `r` with `reason` and forgets the partial
   // trajectories of its first `observed` envs.
@@ -162,6 +178,11 @@ struct Learner::Impl {
                                       torch::Tensor obs);
   void count_episodes(const std::vector<EpisodeResult>& finished) EXCLUDES(stats_mu);
   void training_loop() EXCLUDES(train_mu, stats_mu);
+  // training_loop of a rank of a learner group: one round with the others per step.
+  void group_training_loop() EXCLUDES(train_mu, stats_mu);
+  // One step on the agent's batch, with train_cfg at `frames` (schedules, lr
+  // decay); false when the agent skipped it (a non-finite gradient).
+  bool train_one_step(int64_t frames) REQUIRES(train_mu) EXCLUDES(stats_mu);
   void take_hot_config() REQUIRES(train_mu) EXCLUDES(hot_mu);
 };
 

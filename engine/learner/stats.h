@@ -109,6 +109,16 @@ struct LearnerStats {
   uint64_t config_version = 0;
   uint64_t applied_config_version = 0;
   bool paused = false;
+  // A learner group (Learner::join_group): the frames of every rank, as agreed at
+  // the last training round plus this rank's since; the group has agreed to stop
+  // (every rank's training has ended); the newest weights comparison.
+  int64_t group_frames = 0;
+  bool group_stopped = false;
+  // Why the group could not go on (a rank died, hung, or its weights differ),
+  // "" while it works. Training has stopped; checkpoints still work.
+  std::string group_failure;
+  int64_t weights_checked_step = 0;  // optimizer step of the newest comparison (0: none yet)
+  uint64_t weights_hash = 0;         // the hash every rank had then
   // Experience recording (record_to): absent when the run does not record.
   std::optional<RecorderStats> record;
 };

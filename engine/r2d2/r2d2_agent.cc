@@ -13,6 +13,7 @@
 
 #include "base/mutex.h"
 #include "base/log.h"
+#include "engine/learner/weights_hash.h"
 #include "engine/learner/agent.h"
 #include "engine/learner/agent_registry.h"
 #include "engine/r2d2/r2d2_core.h"
@@ -191,6 +192,15 @@ class R2d2Agent : public Agent {
   void close() override {
     closed_.store(true);
     core_.close();
+  }
+
+  void set_gradient_hook(GradientHook hook) override { core_.trainer().set_gradient_hook(std::move(hook)); }
+
+  uint64_t weights_hash() override {
+    base::ReaderMutexLock weights(core_.weights_mutex());
+    std::vector<torch::Tensor> all = core_.online()->parameters();
+    for (const torch::Tensor& t : core_.target()->parameters()) all.push_back(t);
+    return tensors_hash(all);
   }
 
   bool weights_finite() override {

@@ -139,6 +139,7 @@ class R2d2Core {
 
   R2d2CoreStats stats() const;
   models::QNet& online() { return trainer_->online(); }
+  R2d2Trainer& trainer() { return *trainer_; }
   SequenceReplay& replay() { return *replay_; }
   base::SharedMutex& weights_mutex() { return weights_mu_; }
 

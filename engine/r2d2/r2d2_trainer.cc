@@ -160,6 +160,7 @@ R2d2StepStats R2d2Trainer::learn(const SampledBatch& sampled, std::vector<double
 
   optimizer_.zero_grad();
   loss.backward();
+  if (gradient_hook_) gradient_hook_(params_);
   R2d2StepStats stats;
   stats.loss = loss.item<double>();
   stats.grad_norm = clip_grad_norm(params_, config_.max_grad_norm);

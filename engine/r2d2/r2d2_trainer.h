@@ -42,6 +42,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <functional>
 #include <vector>
 
 #include <torch/torch.h>
@@ -106,6 +107,11 @@ class R2d2Trainer {
   // Between steps: the discount of the targets and the gradient-norm clip
   // (hot-reloadable). Throws std::invalid_argument as validate() does.
   void set_hot(double gamma, double max_grad_norm);
+  // Before training: called in learn() after backward and before clipping
+  // with the online net's parameters (a learner group averages their gradients).
+  void set_gradient_hook(std::function<void(const std::vector<torch::Tensor>&)> hook) {
+    gradient_hook_ = std::move(hook);
+  }
 
  private:
   struct Forward {
@@ -120,6 +126,7 @@ class R2d2Trainer {
   models::QNet online_;
   models::QNet target_{nullptr};
   torch::optim::Optimizer& optimizer_;
+  std::function<void(const std::vector<torch::Tensor>&)> gradient_hook_;
   torch::Device device_;
   std::vector<torch::Tensor> params_;
   bool pending_ = false;  // learn() left gradients for apply()

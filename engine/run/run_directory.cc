@@ -74,6 +74,16 @@ RunDirectory RunDirectory::create(const std::string& runs_dir, const std::string
   return dir;
 }
 
+RunDirectory RunDirectory::create_at(const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) throw std::runtime_error("cannot create run directory " + path + ": " + ec.message());
+  RunDirectory dir(fs::absolute(path).lexically_normal().string());
+  make_dir(dir.checkpoints_dir());
+  make_dir(dir.path_ + "/actors");
+  return dir;
+}
+
 RunDirectory RunDirectory::open(const std::string& path) {
   if (!fs::is_directory(path)) throw std::runtime_error("run directory " + path + " does not exist");
   RunDirectory dir(fs::absolute(path).lexically_normal().string());

@@ -25,6 +25,10 @@ class RunDirectory {
   // Creates RUNS_DIR/NAME-YYYYmmdd-HHMMSS (with -2, -3... if taken) and its
   // subdirectories. Throws std::runtime_error naming the path and errno text.
   static RunDirectory create(const std::string& runs_dir, const std::string& name);
+  // Makes PATH (and its parents) a run directory, or takes it as one when it
+  // is there already: a rank of a learner group other than 0 keeps its files
+  // in a directory its rank 0 names. Throws std::runtime_error as create().
+  static RunDirectory create_at(const std::string& path);
   // Opens an existing run directory (for --resume). Throws when it is missing
   // or has no config.lua.
   static RunDirectory open(const std::string& path);

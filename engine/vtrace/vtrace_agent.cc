@@ -20,6 +20,7 @@
 #include "engine/learner/agent_registry.h"
 #include "engine/runtime/bounded_queue.h"
 #include "engine/learner/optimizer.h"
+#include "engine/learner/weights_hash.h"
 #include "engine/learner/prefetcher.h"
 #include "engine/vtrace/vtrace_loss.h"
 #include "models/action_dist.h"
@@ -145,6 +146,7 @@ class VtraceAgent : public Agent {
     LossTerms loss = vtrace_loss(model_, batch, config.vtrace);
     optimizer_->zero_grad();
     loss.total.backward();
+    if (gradient_hook_) gradient_hook_(params_);
     report.grad_norm = clip_grad_norm(params_, config.optimizer.max_grad_norm);
     if (!std::isfinite(report.grad_norm)) return report;  // one bad batch must not poison the weights
     {
@@ -240,6 +242,13 @@ class VtraceAgent : public Agent {
     return report;
   }
 
+  void set_gradient_hook(GradientHook hook) override { gradient_hook_ = std::move(hook); }
+
+  uint64_t weights_hash() override {
+    base::ReaderMutexLock weights(weights_mu_);
+    return tensors_hash(params_);
+  }
+
   void save(const std::string& path, const Counters& counters) override {
     save_checkpoint(path, *model_, *optimizer_, counters);
   }
@@ -267,6 +276,7 @@ class VtraceAgent : public Agent {
   const torch::Device device_;
   models::PolicyNet model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  GradientHook gradient_hook_;  // set before start; training thread
   std::vector<torch::Tensor> params_;
   // Shared: forward passes for acting; exclusive: the optimizer step, which
   // writes the parameters in place (the tensors, not a member, so no GUARDED_BY).

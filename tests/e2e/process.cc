@@ -95,7 +95,7 @@ std::vector<MetricsRow> read_metrics(const std::string& path) {
   std::vector<MetricsRow> rows;
   std::ifstream in(path);
   std::string line;
-  static const std::regex field("\"([a-z_]+)\": (-?[0-9][0-9.eE+-]*)");
+  static const std::regex field("\"([a-z0-9_]+)\": (-?[0-9][0-9.eE+-]*)");
   while (std::getline(in, line)) {
     MetricsRow row;
     for (std::sregex_iterator it(line.begin(), line.end(), field), end; it != end; ++it) {

@@ -1,0 +1,117 @@
+// C10dGroup: one rank of a learner group over LibTorch's c10d
+// (docs/distributed-design.md): a Store for the rendezvous (TCPStore served by
+// rank 0, or a FileStore for ranks on one host), ProcessGroupGloo for the
+// collectives (ProcessGroupNCCL for CUDA weights where LibTorch has it), and a
+// watchdog thread that beats this rank's heartbeat and watches the others'.
+//
+// Ownership: the group owns its store clients (one per thread that uses the
+// store: the training thread's collectives, the control thread's keys, the
+// watchdog's beats), the process group and the watchdog thread.
+//
+// Threads: agree/average_gradients/after_step from the training thread only;
+// put/get/publish_report/reports/failure/leave from the control thread (they
+// share one store client under a mutex); the watchdog runs on its own thread.
+//
+// Failures: joining throws GroupError when the others do not all arrive within
+// timeout_s (naming the ranks missing) or the store cannot be served or
+// reached. A failed collective throws GroupError naming the rank(s) whose
+// heartbeat stopped (or whose process is gone, on this host). failure() says
+// what the watchdog found: a rank silent for timeout_s, or the store lost.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "base/mutex.h"
+#include "engine/group/group_options.h"
+#include "engine/learner/step_sync.h"
+
+namespace c10d {
+class Store;
+class ProcessGroup;
+}  // namespace c10d
+
+namespace moonseed::engine {
+
+struct GroupMember {
+  int rank = 0;
+  std::string host;
+  int64_t pid = 0;
+  std::string text() const;  // "rank 1 (host node002, pid 4242)"
+};
+
+class C10dGroup : public StepSync {
+ public:
+  // Joins the group: blocks until every rank has joined, at most timeout_s.
+  explicit C10dGroup(GroupOptions options);
+  ~C10dGroup() override;
+  C10dGroup(const C10dGroup&) = delete;
+  C10dGroup& operator=(const C10dGroup&) = delete;
+
+  int rank() const override { return options_.rank; }
+  int world_size() const override { return options_.world_size; }
+  int64_t check_every() const override { return options_.check_every; }
+  StepAgreement agree(const StepProposal& proposal) override;
+  void average_gradients(const std::vector<at::Tensor>& params) override;
+  void after_step(int64_t step, uint64_t weights_hash) override;
+
+  const std::vector<GroupMember>& members() const { return members_; }
+  const GroupOptions& options() const { return options_; }
+
+  // Shared values: rank 0 puts (its run directory, hot configs), the others
+  // get, waiting for the key at most timeout_s (GroupError after). Thread-safe.
+  void put(const std::string& key, const std::string& value);
+  std::string get(const std::string& key);
+  // This rank's report (a small JSON object), for rank 0's metrics; and every
+  // rank's newest one (nullopt for a rank that has not reported yet). Thread-safe.
+  void publish_report(const std::string& json);
+  std::vector<std::optional<std::string>> reports();
+
+  // What the watchdog found ("" while every rank answers). Thread-safe.
+  std::string failure() const;
+  // This rank is ending normally: it says so (so the others do not blame it
+  // when its heartbeat stops) and stops its watchdog. Rank 0, which serves the
+  // store, then waits (at most timeout_s) for the others to say so too before
+  // the store goes. Idempotent.
+  void leave();
+
+ private:
+  void watch();  // the watchdog thread
+  // The member(s) to blame for a failed collective: those whose heartbeat
+  // stopped in the last beats, or whose process on this host is gone.
+  std::string blame(const std::string& what);
+  c10::intrusive_ptr<c10d::Store> connect_store(bool serve) const;
+
+  const GroupOptions options_;
+  const Rendezvous rendezvous_;
+  const std::chrono::milliseconds timeout_;
+  const std::chrono::milliseconds beat_;
+  std::vector<GroupMember> members_;
+
+  // The training thread's: the process group and its buffers.
+  c10::intrusive_ptr<c10d::ProcessGroup> process_group_;
+  torch::Tensor flat_;  // the gradients of one step, flattened
+
+  // The control thread's store client.
+  base::Mutex store_mu_;
+  c10::intrusive_ptr<c10d::Store> store_ GUARDED_BY(store_mu_);
+  c10::intrusive_ptr<c10d::Store> gloo_store_;  // the process group's (kept alive with it)
+
+  // The watchdog: its own store client, what it saw of each rank.
+  mutable base::Mutex watch_mu_;
+  std::vector<std::chrono::steady_clock::time_point> last_beat_ GUARDED_BY(watch_mu_);
+  std::vector<int64_t> beats_ GUARDED_BY(watch_mu_);
+  std::string failure_ GUARDED_BY(watch_mu_);
+  std::atomic<bool> leaving_{false};
+  std::thread watchdog_;
+};
+
+}  // namespace moonseed::engine

@@ -1,0 +1,131 @@
+#include "cli/learner_group.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "engine/group/c10d_group.h"
+
+namespace moonseed::cli {
+namespace {
+
+TEST(RankConfig, ActorsAreSpreadOverTheRanksTheLowerRanksTakingTheRest) {
+  engine::ExperimentConfig group;
+  group.topology.learners = 3;
+  group.topology.actors = 8;
+  group.topology.local_actors = 4;
+  EXPECT_EQ(rank_config(group, 0).topology.actors, 3);
+  EXPECT_EQ(rank_config(group, 1).topology.actors, 3);
+  EXPECT_EQ(rank_config(group, 2).topology.actors, 2);
+  EXPECT_EQ(rank_config(group, 0).topology.local_actors, 2);
+  EXPECT_EQ(rank_config(group, 2).topology.local_actors, 1);
+  group.topology.local_actors = -1;
+  EXPECT_EQ(rank_config(group, 2).topology.local_actors, -1);  // all of the rank's own
+}
+
+TEST(RankListenAddress, RanksOnOneHostTakeThePortPlusTheirRank) {
+  EXPECT_EQ(rank_listen_address("tcp:0.0.0.0:7000", 0), "tcp:0.0.0.0:7000");
+  EXPECT_EQ(rank_listen_address("tcp:0.0.0.0:7000", 2), "tcp:0.0.0.0:7002");
+  EXPECT_EQ(rank_listen_address("tcp:127.0.0.1:0", 1), "tcp:127.0.0.1:0");  // the kernel chooses each
+  EXPECT_EQ(rank_listen_address("unix:/tmp/x.sock", 1), "unix:/tmp/x.sock");
+}
+
+TEST(GroupView, TheGroupsCountersAreSumsAndItsReturnWeighsEachRanksEpisodes) {
+  engine::LearnerStats own;
+  own.frames = 1000;
+  own.group_frames = 1900;
+  own.episodes = 10;
+  own.return_mean = 100;
+  own.actors_connected = 1;
+  engine::LearnerStats other;
+  other.frames = 1000;
+  other.episodes = 30;
+  other.return_mean = 200;
+  other.actors_connected = 2;
+  const std::vector<std::optional<std::string>> reports = {std::nullopt, rank_report(1, "b", other, 500)};
+  const GroupView v = group_view(own, 400, "a", reports, 2);
+  EXPECT_EQ(v.stats.frames, 2000);  // the reports' sum is newer than the agreed 1900
+  EXPECT_EQ(v.stats.episodes, 40);
+  EXPECT_EQ(v.stats.actors_connected, 3);
+  EXPECT_DOUBLE_EQ(v.stats.return_mean, (100.0 * 10 + 200.0 * 30) / 40);
+  EXPECT_DOUBLE_EQ(v.fps, 900);
+  engine::MetricsRow row;
+  v.add_columns(row);
+  const std::string json = row.to_json();
+  EXPECT_NE(json.find("\"rank1_frames\": 1000"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"learners_reporting\": 2"), std::string::npos) << json;
+  ASSERT_EQ(v.ranks.size(), 2u);
+  EXPECT_EQ(v.ranks[1].host, "b");
+}
+
+TEST(GroupView, ARankThatHasNotReportedIsLeftOutAndNoEpisodesGiveNoReturn) {
+  engine::LearnerStats own;
+  own.frames = 10;
+  own.return_mean = std::nan("");
+  const GroupView v = group_view(own, 1, "a", {std::nullopt, std::nullopt}, 2);
+  EXPECT_EQ(v.ranks.size(), 1u);
+  EXPECT_TRUE(std::isnan(v.stats.return_mean));
+}
+
+TEST(HmacSha256, MatchesThePublishedTestVector) {
+  // RFC 4231, test case 2.
+  EXPECT_EQ(hmac_sha256_hex("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+class SealedValuesTest : public ::testing::Test {
+ protected:
+  SealedValuesTest() {
+    std::filesystem::remove(path_);
+    engine::GroupOptions o;
+    o.rendezvous = "file:" + path_;
+    o.timeout_s = 1;
+    group_ = std::make_unique<engine::C10dGroup>(o);
+  }
+  ~SealedValuesTest() override {
+    group_->leave();
+    group_.reset();
+    std::filesystem::remove(path_);
+  }
+  const std::string path_ = ::testing::TempDir() + "/sealed-" + std::to_string(::getpid());
+  std::unique_ptr<engine::C10dGroup> group_;
+};
+
+TEST_F(SealedValuesTest, AValueSignedWithTheTokenReadsBackAndIsSignedInTheStore) {
+  SealedValues values(*group_, "secret");
+  values.put("run_dir", "/runs/a");
+  EXPECT_EQ(values.get("run_dir"), "/runs/a");
+  EXPECT_EQ(group_->get("run_dir").rfind("hmac-sha256:", 0), 0u);
+}
+
+TEST_F(SealedValuesTest, AValueWrittenWithoutTheTokenIsRefusedNamingItsKey) {
+  group_->put("config/2", "return { optimizer = { lr = 1 } }");  // someone with access to the store
+  SealedValues values(*group_, "secret");
+  try {
+    values.get("config/2");
+    FAIL() << "an unsigned value was taken";
+  } catch (const engine::GroupError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"config/2\""), std::string::npos) << e.what();
+  }
+  SealedValues other(*group_, "another token");
+  other.put("run_dir", "/elsewhere");
+  EXPECT_THROW(values.get("run_dir"), engine::GroupError);
+  // Nor can a signed value be moved under another key.
+  values.put("resume_checkpoint", "/runs/a/ckpt.pt");
+  group_->put("run_dir", group_->get("resume_checkpoint"));
+  EXPECT_THROW(values.get("run_dir"), engine::GroupError);
+}
+
+TEST_F(SealedValuesTest, AReportThatFailsItsSignatureCountsAsNone) {
+  SealedValues values(*group_, "secret");
+  group_->publish_report("{\"frames\": 1e12}");
+  EXPECT_FALSE(values.reports().at(0).has_value());
+  values.publish_report("{\"frames\": 5}");
+  EXPECT_EQ(values.reports().at(0), std::optional<std::string>("{\"frames\": 5}"));
+}
+
+}  // namespace
+}  // namespace moonseed::cli

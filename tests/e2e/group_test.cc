@@ -1,0 +1,190 @@
+// Learner groups end to end (docs/distributed.md): real `moonseed run`
+// processes as ranks, real actors, c10d's stores and Gloo over loopback, and
+// the faults caused for real (kill -9, SIGSTOP).
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/free_port.h"
+
+#include "tests/e2e/process.h"
+
+namespace moonseed::testing {
+namespace {
+
+const std::string kBinary = MOONSEED_BINARY;
+const std::string kExample = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
+
+// Two ranks of one actor each (the example's two actors spread over them).
+struct GroupRun : TrainingRun {
+  GroupRun() : TrainingRun(kExample, {"log.interval_s=0.25", "stop.return_mean=0", "topology.learners=2"}) {}
+};
+
+// The newest value of the string field `key` in a metrics.jsonl ("" when no row has it).
+std::string last_string(const std::string& metrics_path, const std::string& key) {
+  std::ifstream in(metrics_path);
+  const std::string tag = "\"" + key + "\": \"";
+  std::string found;
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find(tag);
+    if (at == std::string::npos) continue;
+    const size_t from = at + tag.size();
+    found = line.substr(from, line.find('"', from) - from);
+  }
+  return found;
+}
+
+// The pid of rank `rank`, from the group line rank 0 prints once the group has met.
+pid_t rank_pid(const std::string& log, int rank) {
+  const std::regex re("rank " + std::to_string(rank) + " \\(host [^,]*, pid ([0-9]+)\\)");
+  std::smatch m;
+  const std::string text = read_file(log);
+  if (!std::regex_search(text, m, re)) return -1;
+  return static_cast<pid_t>(std::stol(m[1]));
+}
+
+bool rank_alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+
+// Both ranks have trained: rank 0's rows show each rank's frames.
+bool both_ranks_trained(const TrainingRun& run) {
+  const std::vector<MetricsRow> rows = run.metrics();
+  return last(rows, "optimizer_steps") > 5 && last(rows, "rank0_frames") > 0 && last(rows, "rank1_frames") > 0;
+}
+
+TEST(LearnerGroup, TwoRanksSolveCartPoleInOneCommandAndEndWithEqualWeights) {
+  GroupRun run;
+  // A loose bound (the example stops at 475): two ranks of 32 envs, batches of 16 each.
+  ChildProcess learner(run.args({"stop.return_mean=300", kUntilStopped}), run.log);
+  const std::optional<int> code = learner.wait(280);
+  ASSERT_EQ(code, std::optional<int>(0)) << read_file(run.log);
+  const std::string dir = run.run_dir();
+  const std::vector<MetricsRow> rows = run.metrics();
+  EXPECT_GE(last(rows, "return_mean"), 300) << read_file(run.log);
+  EXPECT_EQ(last(rows, "learners"), 2);
+  EXPECT_GT(last(rows, "rank0_frames"), 0);
+  EXPECT_GT(last(rows, "rank1_frames"), 0);
+  // The group's frames are the ranks' together.
+  EXPECT_NEAR(last(rows, "frames"), last(rows, "rank0_frames") + last(rows, "rank1_frames"),
+              0.05 * last(rows, "frames"));
+  EXPECT_GT(last(rows, "weights_checked_step"), 0) << "no weights comparison was made";
+  // Bit for bit: the hash of every weight, as each rank wrote it in its stop row.
+  const std::string rank0 = last_string(dir + "/metrics.jsonl", "weights_hash");
+  const std::string rank1 = last_string(dir + "/ranks/1/metrics.jsonl", "weights_hash");
+  ASSERT_FALSE(rank0.empty()) << read_file(run.log);
+  EXPECT_EQ(rank0, rank1) << read_file(dir + "/ranks/1/run.log");
+  // Rank 1 kept its own files under the group's run directory, and no checkpoint.
+  EXPECT_TRUE(std::filesystem::exists(dir + "/ranks/1/actors"));
+  EXPECT_TRUE(std::filesystem::is_empty(dir + "/ranks/1/checkpoints"));
+  EXPECT_FALSE(std::filesystem::is_empty(dir + "/checkpoints"));
+}
+
+TEST(LearnerGroup, AKilledRankStopsTheGroupNamingItAndResumeRestartsTheGroup) {
+  GroupRun run;
+  ChildProcess learner(run.args({kUntilStopped, "checkpoint.interval_s=1"}), run.log);
+  ASSERT_TRUE(eventually(120, [&] { return both_ranks_trained(run); })) << read_file(run.log);
+  const pid_t rank1 = rank_pid(run.log, 1);
+  ASSERT_TRUE(rank_alive(rank1)) << read_file(run.log);
+  ::kill(rank1, SIGKILL);
+  const std::optional<int> code = learner.wait(120);
+  ASSERT_EQ(code, std::optional<int>(3)) << read_file(run.log);
+  const std::string out = read_file(run.log);
+  EXPECT_NE(out.find("rank 1 (host"), std::string::npos) << out;
+  const double steps = last(run.metrics(), "optimizer_steps");
+
+  // The group comes back from rank 0's newest checkpoint, both ranks again.
+  ChildProcess resumed({kBinary, "run", "--resume", run.run_dir(), frames_past_last_row(run, 20000),
+                        "log.interval_s=0.25"},
+                       run.log);
+  ASSERT_EQ(resumed.wait(180), std::optional<int>(0)) << read_file(run.log);
+  const std::vector<MetricsRow> rows = run.metrics();
+  EXPECT_GT(last(rows, "optimizer_steps"), steps);
+  EXPECT_NE(read_file(run.run_dir() + "/ranks/1/run.log").find("resumed the group's weights"), std::string::npos);
+  EXPECT_EQ(last_string(run.run_dir() + "/metrics.jsonl", "weights_hash"),
+            last_string(run.run_dir() + "/ranks/1/metrics.jsonl", "weights_hash"));
+}
+
+TEST(LearnerGroup, AStoppedRankStopsTheGroupWithinItsTimeoutNamingIt) {
+  GroupRun run;
+  ChildProcess learner(run.args({kUntilStopped, "topology.group_timeout_s=4"}), run.log);
+  ASSERT_TRUE(eventually(120, [&] { return both_ranks_trained(run); })) << read_file(run.log);
+  const pid_t rank1 = rank_pid(run.log, 1);
+  ASSERT_TRUE(rank_alive(rank1));
+  ::kill(rank1, SIGSTOP);
+  const std::optional<int> code = learner.wait(120);
+  ::kill(rank1, SIGKILL);  // it was stopped: nothing else would end it
+  ASSERT_EQ(code, std::optional<int>(3)) << read_file(run.log);
+  const std::string out = read_file(run.log);
+  EXPECT_NE(out.find("rank 1 (host"), std::string::npos) << out;
+  // The last good weights were kept: rank 0 wrote its final checkpoint.
+  EXPECT_FALSE(std::filesystem::is_empty(run.run_dir() + "/checkpoints"));
+}
+
+TEST(LearnerGroup, RanksStartedOneByOneMeetOverATcpRendezvousAndStopTogether) {
+  TrainingRun run(kExample, {"log.interval_s=0.25", "stop.return_mean=0", "topology.actors=1"});
+  const std::string rendezvous = "tcp:127.0.0.1:" + std::to_string(free_port());
+  const std::vector<std::string> group = {"--world-size", "2", "--rendezvous", rendezvous};
+  std::vector<std::string> rank0_args = run.args({"stop.frames=30000"});
+  rank0_args.insert(rank0_args.end(), {"--rank", "0"});
+  rank0_args.insert(rank0_args.end(), group.begin(), group.end());
+  std::vector<std::string> rank1_args = run.args({kUntilStopped});
+  rank1_args.insert(rank1_args.end(), {"--rank", "1"});
+  rank1_args.insert(rank1_args.end(), group.begin(), group.end());
+  const std::string log1 = run.log + ".rank1";
+  // Both ranks (and their actors) get the run's token: a TCP rendezvous refuses to start without one.
+  ::setenv("MOONSEED_AUTH_TOKEN", "a token for this test only", 1);
+  ChildProcess rank0(rank0_args, run.log);
+  ChildProcess rank1(rank1_args, log1);
+  ::unsetenv("MOONSEED_AUTH_TOKEN");
+  ASSERT_EQ(rank0.wait(180), std::optional<int>(0)) << read_file(run.log) << read_file(log1);
+  // Rank 0's stop ended rank 1 too, at the same round.
+  ASSERT_EQ(rank1.wait(60), std::optional<int>(0)) << read_file(log1);
+  EXPECT_NE(read_file(log1).find("rank 0's decision"), std::string::npos) << read_file(log1);
+  const std::string dir = run.run_dir();
+  EXPECT_EQ(last_string(dir + "/metrics.jsonl", "weights_hash"),
+            last_string(dir + "/ranks/1/metrics.jsonl", "weights_hash"));
+}
+
+TEST(LearnerGroup, ATcpRendezvousIsRefusedWithoutAToken) {
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  TrainingRun run(kExample, {"stop.return_mean=0"});
+  std::vector<std::string> args = run.args({kUntilStopped});
+  // This host's own name: refused before anything listens or connects.
+  args.insert(args.end(), {"--rank", "0", "--world-size", "2", "--rendezvous", std::string("tcp:") + host + ":29999"});
+  ::unsetenv("MOONSEED_AUTH_TOKEN");
+  const Finished f = run_to_end(args, run.log, 60);
+  ASSERT_TRUE(f.exit_code.has_value());
+  EXPECT_NE(*f.exit_code, 0);
+  EXPECT_NE(f.output.find("c10d's store has no authentication"), std::string::npos) << f.output;
+  EXPECT_NE(f.output.find("--auth-token-file"), std::string::npos) << f.output;
+}
+
+TEST(LearnerGroup, ASetOnRankZeroTakesEffectOnEveryRankAtTheSameStep) {
+  GroupRun run;
+  ChildProcess learner(run.args({kUntilStopped}), run.log);
+  ASSERT_TRUE(eventually(120, [&] { return both_ranks_trained(run); })) << read_file(run.log);
+  const std::string ctl_log = run.log + ".ctl";
+  const Finished set = run_to_end({kBinary, "ctl", run.run_dir(), "set", "optimizer.lr", "2.5e-4"}, ctl_log, 60);
+  ASSERT_EQ(set.exit_code, std::optional<int>(0)) << set.output;
+  // Rank 1 trains with it (its own rows show its learning rate) ...
+  const std::string rank1_metrics = run.run_dir() + "/ranks/1/metrics.jsonl";
+  ASSERT_TRUE(eventually(60, [&] { return last(read_metrics(rank1_metrics), "learning_rate") == 2.5e-4; }))
+      << read_file(run.run_dir() + "/ranks/1/run.log");
+  // ... and took it at the step rank 0 did: the weights stayed equal through the change.
+  const double steps = last(run.metrics(), "optimizer_steps");
+  ASSERT_TRUE(eventually(60, [&] { return last(run.metrics(), "optimizer_steps") > steps + 100; }));
+  learner.signal(SIGINT);
+  ASSERT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
+  EXPECT_EQ(last_string(run.run_dir() + "/metrics.jsonl", "weights_hash"), last_string(rank1_metrics, "weights_hash"));
+}
+
+}  // namespace
+}  // namespace moonseed::testing
