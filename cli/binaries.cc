@@ -32,6 +32,7 @@ const char* const kMoonseedUsage =
     "  eval RUN_DIR [--video F]    the trained policy plays episodes (returns, video)\n"
     "  plot RUN_DIR... -o FILE.png learning curves (seeds of one config: mean and band) as PNG or SVG\n"
     "  dashboard [RUNS_DIR...]     past runs' curves, events and configs in the browser\n"
+    "  launch slurm|k8s SCRIPT     a Slurm batch script or Kubernetes manifests for the experiment\n"
     "  version, --version          the version, git commit, LibTorch and device of this build\n"
     "\n"
     "`moonseed COMMAND --help` tells more about one command.\n";

@@ -28,6 +28,9 @@ int eval_command(const Args& args);
 int plot_command(const Args& args);
 // `moonseed dashboard [RUNS_DIR|RUN_DIR...]`: past runs in the browser (cli/dashboard_command.cc).
 int dashboard_command(const Args& args);
+// `moonseed launch slurm|k8s SCRIPT`: a Slurm batch script or Kubernetes manifests that start
+// the experiment (cli/launch_command.cc, docs/launch.md).
+int launch_command(const Args& args);
 
 // `moonseed ctl RUN_DIR COMMAND...` without Lua (cli/ctl_request.cc): sends
 // the words as one request to the run's control socket, prints the result

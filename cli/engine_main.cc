@@ -1,5 +1,5 @@
 // moonseed-engine: the commands that use LibTorch or the engine's Lua API
-// (run, script, repl, attach, ctl, export, version). `moonseed` (cli/main.cc) execs it with
+// (run, script, repl, attach, ctl, export, eval, launch, version). `moonseed` (cli/main.cc) execs it with
 // the same arguments; it is not meant to be called by hand.
 #include <cstdio>
 #include <exception>
@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     if (command == "ctl") return moonseed::cli::ctl_command(args);
     if (command == "export") return moonseed::cli::export_command(args);
     if (command == "eval") return moonseed::cli::eval_command(args);
+    if (command == "launch") return moonseed::cli::launch_command(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "moonseed %s: %s\n", command.c_str(), e.what());
     return 1;

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       return moonseed::cli::ctl_request(moonseed::cli::strip_slash(args[0]), moonseed::cli::Args(args.begin() + 1, args.end()));
     }
     if (command == "actor") return moonseed::cli::exec_binary(moonseed::cli::actor_binary(), argv + 2, "moonseed actor");
-    for (const char* engine_command : {"run", "script", "repl", "attach", "ctl", "export", "eval", "--version", "version"}) {
+    for (const char* engine_command : {"run", "script", "repl", "attach", "ctl", "export", "eval", "launch", "--version", "version"}) {
       if (command == engine_command) {
         return moonseed::cli::exec_binary(moonseed::cli::engine_binary(), argv + 1, "moonseed");
       }
