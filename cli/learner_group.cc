@@ -30,19 +30,13 @@ namespace {
 
 int share(int total, int n, int rank) { return total / n + (rank < total % n ? 1 : 0); }
 
-// A pidfd names the process itself, not its pid: it stays true after another
-// thread of this process (LocalActors' reaper waits for any child) reaped it.
+// A pidfd names the process itself, not its pid: a rank, which is not this
+// process's child, can be watched and killed without racing pid reuse.
 int pidfd_of(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 void kill_by_pidfd(int pidfd) { ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0); }
 bool exited(int pidfd) {
   pollfd p{pidfd, POLLIN, 0};
   return ::poll(&p, 1, 0) > 0;
-}
-
-int exit_code(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
 }
 
 // The mean of `means` weighted by `counts`, over those with a count; NaN when none has.
@@ -128,13 +122,30 @@ LocalRanks::LocalRanks(const std::string& engine, const std::string& run_dir, co
     sigemptyset(&none);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-    pid_t pid = -1;
-    const int err = posix_spawn(&pid, engine.c_str(), &actions, &attr, argv.data(), environ);
+    // The rank is started by a short-lived intermediate child, so that it is not
+    // a child of this process: LocalActors' reaper waits for any child, and would
+    // otherwise wait for the ranks (which wait for this process) at shutdown.
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    const pid_t middle = ::fork();
+    if (middle == 0) {
+      pid_t pid = -1;
+      const int err = posix_spawn(&pid, engine.c_str(), &actions, &attr, argv.data(), environ);
+      const int64_t message[2] = {err, pid};
+      (void)!::write(pipe_fds[1], message, sizeof message);
+      ::_exit(0);
+    }
+    ::close(pipe_fds[1]);
+    int64_t message[2] = {errno, -1};
+    const bool heard = middle > 0 && ::read(pipe_fds[0], message, sizeof message) == sizeof message;
+    ::close(pipe_fds[0]);
+    if (middle > 0) ::waitpid(middle, nullptr, 0);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
-    if (err != 0) {
+    const pid_t pid = static_cast<pid_t>(message[1]);
+    if (!heard || message[0] != 0 || pid <= 0) {
       throw std::runtime_error("cannot start learner rank " + std::to_string(rank) + " (" + engine +
-                               "): " + std::strerror(err));
+                               "): " + std::strerror(heard ? static_cast<int>(message[0]) : errno));
     }
     pids_.push_back(pid);
     pidfds_.push_back(pidfd_of(pid));
@@ -153,18 +164,14 @@ LocalRanks::~LocalRanks() {
 
 void LocalRanks::reap(size_t i, bool block) {
   if (pids_[i] <= 0) return;
-  int status = 0;
-  const pid_t r = ::waitpid(pids_[i], &status, block ? 0 : WNOHANG);
-  if (r == pids_[i]) {
-    codes_[i] = exit_code(status);
-  } else if (r < 0 && errno == ECHILD) {
-    // Reaped by LocalActors' reaper: the rank wrote its exit code beside its log when it ended normally.
-    std::ifstream in(logs_[i]);
-    int code = -1;
-    codes_[i] = (in >> code) ? code : -1;
-  } else {
-    return;
+  if (pidfds_[i] >= 0) {
+    pollfd p{pidfds_[i], POLLIN, 0};
+    if (::poll(&p, 1, block ? -1 : 0) <= 0) return;
   }
+  // Not this process's child: the rank writes its exit code when it ends on its own.
+  std::ifstream in(logs_[i]);
+  int code = -1;
+  codes_[i] = (in >> code) ? code : -1;
   pids_[i] = -1;
 }
 
@@ -175,7 +182,7 @@ std::vector<int> LocalRanks::wait(double timeout_s) {
     for (size_t i = 0; i < pids_.size(); ++i) {
       if (pids_[i] <= 0) continue;
       if (pidfds_[i] < 0 || exited(pidfds_[i])) {
-        reap(i, /*block=*/pidfds_[i] >= 0);
+        reap(i, /*block=*/false);
       } else {
         running = true;
       }
@@ -186,7 +193,7 @@ std::vector<int> LocalRanks::wait(double timeout_s) {
         if (pids_[i] <= 0) continue;
         kill_by_pidfd(pidfds_[i]);
         reap(i, /*block=*/true);
-        if (codes_[i] < 0) codes_[i] = 128 + SIGKILL;
+        codes_[i] = 128 + SIGKILL;
       }
       break;
     }

@@ -4,7 +4,8 @@
 //   - rank_config: the group's config as one rank's learner sees it: the
 //     group's topology.actors (and local_actors) spread over the ranks;
 //   - LocalRanks: rank 0 of a group on this host (topology.learners > 1, no
-//     topology.rendezvous) starts ranks 1..N-1 as child processes of its own,
+//     topology.rendezvous) starts ranks 1..N-1 (through a short-lived child,
+//     so that they are not its children),
 //     `moonseed-engine run RUN_DIR/config.lua --rank R ...`, output in
 //     RUN_DIR/ranks/R/run.log;
 //   - the group's numbers: each rank's report (rank_report), and rank 0's view
@@ -56,22 +57,23 @@ class LocalRanks {
   // cannot be started (those started are killed).
   LocalRanks(const std::string& engine, const std::string& run_dir, const std::string& config_lua, int world_size,
              const std::string& rendezvous, const std::vector<std::string>& extra);
-  // Kills (SIGKILL) and reaps those still running.
+  // Kills (SIGKILL) those still running, and waits for them to end.
   ~LocalRanks();
   LocalRanks(const LocalRanks&) = delete;
   LocalRanks& operator=(const LocalRanks&) = delete;
 
   // Waits at most `timeout_s` for every rank to exit, then kills the rest.
-  // Returns the ranks' exit codes (128 + signal for a killed one; -1 when
-  // unknown), rank 1 first.
+  // Returns the ranks' exit codes (137 for one killed here; -1 for one that
+  // ended without writing its exit code: killed by someone else), rank 1 first.
   std::vector<int> wait(double timeout_s);
 
  private:
   // The exit code of rank i + 1 once it has ended (without `block`, only if it has).
+  // The ranks are not this process's children (LocalActors reaps any child).
   void reap(size_t i, bool block);
 
-  std::vector<pid_t> pids_;  // rank 1 first; -1 once reaped
-  std::vector<int> pidfds_;  // each rank's pidfd: exit and kill without racing LocalActors' reaper
+  std::vector<pid_t> pids_;  // rank 1 first; -1 once ended
+  std::vector<int> pidfds_;  // each rank's pidfd: its end and its kill, without racing pid reuse
   std::vector<int> codes_;
   std::vector<std::string> logs_;  // where each rank writes its exit code (RUN_DIR/ranks/R/exit_code)
 };

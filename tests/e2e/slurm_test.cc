@@ -24,8 +24,9 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kExample = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
-// Learner ranks of the jobs: on one node, each rank with one local actor, so two cores cope.
-constexpr int kLearners = 1;
+// Learner ranks of the jobs: a group of two on one node, each rank with one local actor, so two
+// cores cope.
+constexpr int kLearners = 2;
 
 // The cluster, a token and a job written by `moonseed launch slurm` for the example.
 class SlurmLaunch : public ::testing::Test {
@@ -94,13 +95,19 @@ TEST_F(SlurmLaunch, ABatchScriptFromLaunchTrainsTheExampleAndEndsByItself) {
   EXPECT_EQ(*state, "COMPLETED") << job_output(job);
   EXPECT_NE(job_output(job).find("learner ranks ended with status 0"), std::string::npos) << job_output(job);
 
+  // One run directory: rank 1 sees rank 0's (one node) and keeps its files in RUN_DIR/ranks/1.
   const std::vector<std::string> dirs = list_dirs(runs_);
-  ASSERT_EQ(dirs.size(), static_cast<size_t>(kLearners)) << job_output(job);
+  ASSERT_EQ(dirs.size(), 1u) << job_output(job);
   const std::vector<MetricsRow> rows = read_metrics(dirs[0] + "/metrics.jsonl");
   ASSERT_FALSE(rows.empty()) << job_output(job);
   EXPECT_GT(last(rows, "optimizer_steps"), 0) << job_output(job);
   EXPECT_GE(last(rows, "frames"), 20000) << job_output(job);
+  EXPECT_EQ(last(rows, "learners"), kLearners) << job_output(job);
+  EXPECT_GT(last(rows, "rank1_frames"), 0) << job_output(job);
   EXPECT_EQ(read_events(dirs[0] + "/metrics.jsonl", "stop").size(), 1u) << job_output(job);
+  // Both ranks ended at the group's last step.
+  EXPECT_EQ(read_events(dirs[0] + "/ranks/1/metrics.jsonl", "stop").size(), 1u) << job_output(job);
+  EXPECT_EQ(last(read_metrics(dirs[0] + "/ranks/1/metrics.jsonl"), "optimizer_steps"), last(rows, "optimizer_steps"));
 }
 
 TEST_F(SlurmLaunch, ScancelMakesEveryRankSaveACheckpointAndLeavesNoProcess) {
