@@ -1,11 +1,11 @@
 // What the benches under bench/ share: timing a call over a slice of time or
-// once, the fastest of several rounds, and short text for durations and rates.
+// once, the fastest (or median) of several rounds, and short text for durations and rates.
 // Benches alternate the variants they compare in slices and keep each one's
 // fastest slice, since noise from other processes only ever adds time.
 //
 // Contract: header-only; no state. time_calls() and per_call() call `f` at
 // least one chunk's worth of times, so a slice shorter than one call still
-// measures one; fastest() needs a non-empty vector. Nothing throws but `f`.
+// measures one; fastest() and median() need a non-empty vector. Nothing throws but `f`.
 // Thread-safety: reentrant; timing from several threads at once measures contention.
 #pragma once
 
@@ -57,6 +57,13 @@ double seconds_of(F&& f) {
 }
 
 inline double fastest(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+// The middle value (the mean of the two middle ones for an even count); needs a non-empty vector.
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 // "1.50 s", "2.25 ms", "7.10 us", "112 ns".
 inline std::string duration_text(double seconds) {

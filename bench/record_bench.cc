@@ -21,10 +21,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "tests/e2e/process.h"
 
 namespace {
 
+using moonseed::bench::median;
 using moonseed::testing::ChildProcess;
 using moonseed::testing::MetricsRow;
 
@@ -93,12 +95,6 @@ bool run_once(const std::string& script, double seconds, bool record, const std:
   std::error_code ec;
   std::filesystem::remove_all(runs, ec);
   return true;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
