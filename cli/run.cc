@@ -267,6 +267,7 @@ void Run::log_tick(double now) {
   // A row that cannot be written is dropped; MetricsLog says so once per outage.
   engine::MetricsRow row = counters_row(s, cfg_, elapsed, fps, actors_->restarts());
   for (const auto& [key, json] : group_columns.fields()) row.add_json(key, json);  // each rank's, in a group
+  if (group_) row.add("steps_without_batch", own.steps_without_batch);
   metrics_->append(row);
   if (tensorboard_) tensorboard_->flush();  // this tick's rows and events, fsync'd
   run_control_->sample_actors();  // the actors' rates over this interval, for `ctl status`
@@ -398,13 +399,15 @@ int Run::finish() {
   }
   if (actors_failed_) code = 1;
   if (group_) {
-    group_->leave();
+    group_->leave(/*wait_for_others=*/!group_failed_);
     if (local_ranks_) {
       const std::vector<int> codes = local_ranks_->wait(cfg_.topology.group_timeout_s);
       for (size_t i = 0; i < codes.size(); ++i) {
         if (codes[i] != 0) {
-          std::cerr << "moonseed: learner rank " << i + 1 << " exited with code " << codes[i] << " (see "
-                    << dir_->path() << "/ranks/" << i + 1 << "/run.log)\n";
+          std::cerr << "moonseed: learner rank " << i + 1
+                    << (codes[i] < 0 ? std::string(" ended without an exit code (killed)")
+                                     : " exited with code " + std::to_string(codes[i]))
+                    << " (see " << dir_->path() << "/ranks/" << i + 1 << "/run.log)\n";
         }
       }
     }

@@ -2,6 +2,8 @@
 // learner (restored, warm-started, recording), the rpc server and local
 // actors, the control socket. cli/run.cc runs and ends it.
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -234,7 +236,23 @@ void Run::join_group() {
   }
   std::cerr << "moonseed: learner rank " << t.rank << " of " << t.learners << " joining the group at "
             << o.rendezvous << " (waiting at most " << format_number(t.group_timeout_s) << " s for the others)\n";
-  group_ = std::make_unique<engine::C10dGroup>(o);
+  {
+    // c10d's threads (Gloo's, the store's) and the watchdog start now, before the run's
+    // SignalWaiter: they must not take SIGINT or SIGTERM, which would kill the process
+    // instead of stopping the run. Threads inherit the mask they are created with.
+    sigset_t run_signals, before;
+    sigemptyset(&run_signals);
+    sigaddset(&run_signals, SIGINT);
+    sigaddset(&run_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &run_signals, &before);
+    try {
+      group_ = std::make_unique<engine::C10dGroup>(o);
+    } catch (...) {
+      pthread_sigmask(SIG_SETMASK, &before, nullptr);
+      throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  }
   values_ = std::make_unique<SealedValues>(*group_, auth_token_);
   if (t.rank == 0) {
     values_->put("run_dir", dir_->path());

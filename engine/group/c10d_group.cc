@@ -39,6 +39,18 @@ std::string seconds_text(std::chrono::milliseconds ms) {
   return base::number_text(static_cast<double>(ms.count()) / 1000.0);
 }
 
+// A process of this host that has ended: none with that pid, or a zombie
+// nobody has reaped yet (a rank is not its parent's to reap).
+bool process_gone(int64_t pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (f == nullptr) return true;
+  char state = '?';
+  const int read = std::fscanf(f, "%*d (%*[^)]) %c", &state);
+  std::fclose(f);
+  return read == 1 && (state == 'Z' || state == 'X');
+}
+
 // The first line of a c10d/Gloo error (the rest is a C++ backtrace).
 std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
 
@@ -90,7 +102,9 @@ C10dGroup::C10dGroup(GroupOptions options)
   beats_.assign(static_cast<size_t>(n), -1);
 
   std::string bind = options_.bind_host;
-  if (bind.empty()) bind = !rendezvous_.tcp || loopback_host(rendezvous_.host) ? "127.0.0.1" : this_host();
+  if (bind.empty() && (!rendezvous_.tcp || loopback_host(rendezvous_.host))) bind = "127.0.0.1";
+  if (bind.empty()) bind = local_address_towards(rendezvous_.host, rendezvous_.port);
+  if (bind.empty()) bind = this_host();
   try {
     gloo_store_ = connect_store(false);
 #ifdef USE_C10D_NCCL
@@ -136,7 +150,7 @@ c10::intrusive_ptr<c10d::Store> C10dGroup::connect_store(bool serve) const {
 
 StepAgreement C10dGroup::agree(const StepProposal& p) {
   std::vector<at::Tensor> t{torch::tensor({static_cast<double>(p.frames), p.stop ? 1.0 : 0.0, p.paused ? 1.0 : 0.0,
-                                           static_cast<double>(p.config_version)},
+                                           static_cast<double>(p.config_version), p.has_batch ? 1.0 : 0.0},
                                           torch::kFloat64)};
   try {
     process_group_->allreduce(t)->wait(timeout_);
@@ -150,6 +164,8 @@ StepAgreement C10dGroup::agree(const StepProposal& p) {
   a.stop = v[1] > 0;
   a.paused = v[2] > 0;
   a.config_version = static_cast<uint64_t>(std::llround(v[3]));
+  a.batches = static_cast<int>(std::llround(v[4]));
+  batches_ = a.batches;
   return a;
 }
 
@@ -180,7 +196,8 @@ void C10dGroup::average_gradients(const std::vector<at::Tensor>& params) {
   } catch (const std::exception& e) {
     throw GroupError(blame(e.what()));
   }
-  flat_.div_(static_cast<double>(options_.world_size));
+  // The mean over the ranks that brought a batch; the others brought zeros.
+  flat_.div_(static_cast<double>(std::max(1, batches_)));
   offset = 0;
   for (const at::Tensor& p : params) {
     p.grad().copy_(flat_.narrow(0, offset, p.numel()).view_as(p.grad()));
@@ -247,14 +264,14 @@ std::string C10dGroup::failure() const {
   return failure_;
 }
 
-void C10dGroup::leave() {
+void C10dGroup::leave(bool wait_for_others) {
   if (leaving_.exchange(true)) return;
   if (watchdog_.joinable()) watchdog_.join();
   base::MutexLock lock(store_mu_);
   try {
     store_->set(key("left", options_.rank), bytes("1"));
-    if (options_.rank == 0) {
-      // A TCP store lives in this process: the others read it until they leave.
+    if (options_.rank == 0 && rendezvous_.tcp && wait_for_others) {
+      // The store lives in this process: the others read it until they leave.
       std::vector<std::string> all;
       for (int r = 1; r < options_.world_size; ++r) all.push_back(key("left", r));
       if (!all.empty()) store_->wait(all, timeout_);
@@ -310,9 +327,7 @@ std::string C10dGroup::blame(const std::string& what) {
   std::string gone;
   for (const GroupMember& m : members_) {
     if (m.rank == self.rank || m.host != self.host || m.pid <= 0) continue;
-    if (::kill(static_cast<pid_t>(m.pid), 0) != 0 && errno == ESRCH) {
-      gone += (gone.empty() ? "" : ", ") + m.text();
-    }
+    if (process_gone(m.pid)) gone += (gone.empty() ? "" : ", ") + m.text();
   }
   if (!gone.empty()) {
     return "learner group: " + gone + " is gone (its process exited or was killed); rank " +

@@ -77,11 +77,12 @@ class C10dGroup : public StepSync {
 
   // What the watchdog found ("" while every rank answers). Thread-safe.
   std::string failure() const;
-  // This rank is ending normally: it says so (so the others do not blame it
-  // when its heartbeat stops) and stops its watchdog. Rank 0, which serves the
-  // store, then waits (at most timeout_s) for the others to say so too before
-  // the store goes. Idempotent.
-  void leave();
+  // This rank is ending: it says so (so the others do not blame it when its
+  // heartbeat stops) and stops its watchdog. With `wait_for_others`, rank 0,
+  // which serves a TCP store, then waits (at most timeout_s) for the others to
+  // say so too before the store goes; a group that failed does not wait for
+  // ranks that are gone. Idempotent.
+  void leave(bool wait_for_others = true);
 
  private:
   void watch();  // the watchdog thread
@@ -99,6 +100,7 @@ class C10dGroup : public StepSync {
   // The training thread's: the process group and its buffers.
   c10::intrusive_ptr<c10d::ProcessGroup> process_group_;
   torch::Tensor flat_;  // the gradients of one step, flattened
+  int batches_ = 0;     // ranks with a batch in the round agreed last
 
   // The control thread's store client.
   base::Mutex store_mu_;

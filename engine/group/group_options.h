@@ -14,8 +14,9 @@ struct GroupOptions {
   // to HOST:PORT. "file:PATH": a c10d FileStore at PATH (ranks on one host).
   std::string rendezvous;
   // The address this rank's Gloo connections bind to and the others reach it
-  // at: its own host name or address. "" = 127.0.0.1 for a file or loopback
-  // rendezvous, else this host's name.
+  // at. "" = 127.0.0.1 for a file or loopback rendezvous, else the address
+  // this host reaches the rendezvous host from (local_address_towards), which
+  // is on the network the ranks share.
   std::string bind_host;
   double timeout_s = 60;     // a collective, a store call or a heartbeat silent this long fails the group
   int64_t check_every = 100;  // optimizer steps between weight comparisons; 0 = never
@@ -32,6 +33,11 @@ struct Rendezvous {
   std::string path;  // file
 };
 Rendezvous parse_rendezvous(const std::string& text);
+
+// The local address the kernel would send from to reach HOST:PORT (a UDP
+// socket connected there: nothing is sent), or "" when HOST does not resolve
+// or has no route.
+std::string local_address_towards(const std::string& host, int port);
 
 // True for a loopback host (127.0.0.0/8, ::1, localhost): only this host can
 // reach a store served there.

@@ -17,6 +17,7 @@
 // sees whole, newest weights.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -151,6 +152,16 @@ class Agent {
   // ---- learner groups
   // Before start: `hook` runs at every training step between backward and clipping.
   virtual void set_gradient_hook(GradientHook hook) = 0;
+  // Training thread: as await_batch, but gives up after `wait`: false then, or
+  // once closed (closed() says which). A rank of a group waits this way, so
+  // that a rank short of data does not hold the others' steps.
+  virtual bool await_batch_for(std::chrono::milliseconds wait) = 0;
+  virtual bool closed() const = 0;
+  // Training thread, in a group's step for which this rank has no batch: zero
+  // gradients go through the hook (which averages the ranks' that had one),
+  // then clipping and the optimizer step, as train() does, so that the
+  // weights stay equal on every rank. Reports no frames and no losses.
+  virtual TrainReport train_without_batch(const ExperimentConfig& config, double lr) = 0;
   // Training thread, between steps: a hash of every weight the ranks of a group
   // must keep equal (the trained net, and R2D2's target net), engine/learner/weights_hash.h.
   virtual uint64_t weights_hash() = 0;

@@ -204,13 +204,16 @@ bool Learner::Impl::train_one_step(int64_t at_frames) {
 }
 
 void Learner::Impl::group_training_loop() {
+  // How long a rank waits for a batch before it joins the round without one.
+  constexpr std::chrono::milliseconds kBatchWait{100};
   bool have_batch = false;
   try {
     for (;;) {
-      if (!have_batch) have_batch = agent->await_batch();
+      if (!have_batch) have_batch = agent->await_batch_for(kBatchWait);
       StepProposal proposal;
       proposal.frames = frames.load();
-      proposal.stop = !have_batch || group_stop_requested.load();
+      proposal.has_batch = have_batch;
+      proposal.stop = (!have_batch && agent->closed()) || group_stop_requested.load();
       if (sync->rank() == 0) proposal.config_version = config_version.load();
       {
         base::MutexLock lock(pause_mu);
@@ -226,6 +229,7 @@ void Learner::Impl::group_training_loop() {
         pause_cv.wait_for(lock, std::chrono::milliseconds(50));
         continue;
       }
+      if (agreed.batches == 0) continue;  // no rank has data yet: each waited kBatchWait
       if (first_batch_ns.load(std::memory_order_relaxed) < 0) first_batch_ns.store(steady_ns());
       base::MutexLock train(train_mu);
       if (agreed.config_version > applied_config_version.load()) {
@@ -238,8 +242,11 @@ void Learner::Impl::group_training_loop() {
           gateway.publish_boundary(agreed.config_version, encode_actor_config(actor_config_of(next)));
         }
       }
+      // Every rank applies this step, with or without a batch of its own, so the weights stay equal;
+      // every rank skips it alike when the averaged gradient is not finite.
+      const bool applied = have_batch ? train_one_step(agreed.group_frames) : train_without_batch(agreed.group_frames);
       have_batch = false;
-      if (!train_one_step(agreed.group_frames)) continue;  // every rank skips alike: the gradients were the same
+      if (!applied) continue;
       const int64_t step = optimizer_steps.load();
       const bool check = sync->check_every() > 0 && step % sync->check_every() == 0;
       const uint64_t hash = check ? agent->weights_hash() : 0;
@@ -261,6 +268,19 @@ void Learner::Impl::group_training_loop() {
     group_failure = e.what();
   }
   group_stopped.store(true);
+}
+
+bool Learner::Impl::train_without_batch(int64_t at_frames) {
+  if (!train_cfg.schedules.empty()) apply_schedules(train_cfg, static_cast<double>(at_frames));
+  const OptimizerConfig& opt = train_cfg.optimizer;
+  double lr = opt.lr;
+  if (opt.lr_decay_frames > 0) lr *= std::max(0.0, 1.0 - static_cast<double>(at_frames) / opt.lr_decay_frames);
+  const TrainReport step = agent->train_without_batch(train_cfg, lr);
+  if (!step.applied) return false;
+  optimizer_steps += 1;
+  steps_without_batch += 1;
+  if (recorder) recorder->set_learner_step(optimizer_steps.load());
+  return true;
 }
 
 void Learner::Impl::take_hot_config() {

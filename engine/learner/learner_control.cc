@@ -194,6 +194,7 @@ LearnerStats Learner::stats() const {
   s.group_frames = m.sync != nullptr ? m.group_frames_now() : s.frames;
   s.group_stopped = m.group_stopped.load();
   s.weights_checked_step = m.weights_checked_step.load();
+  s.steps_without_batch = m.steps_without_batch.load();
   s.weights_hash = m.weights_hash.load();
   s.reward_shaping = m.reward_shaping.load();
   s.config_version = m.config_version.load();

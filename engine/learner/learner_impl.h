@@ -161,6 +161,7 @@ struct Learner::Impl {
   std::atomic<int64_t> frames_at_round{0};        // this rank's frames proposed then
   std::string group_failure GUARDED_BY(stats_mu);  // why the group's rounds failed ("" while they work)
   std::atomic<int64_t> weights_checked_step{0};
+  std::atomic<int64_t> steps_without_batch{0};  // group steps this rank took part in with no batch of its own
   std::atomic<uint64_t> weights_hash{0};
   int64_t group_frames_now() const {
     return group_frames_at_round.load() + std::max<int64_t>(0, frames.load() - frames_at_round.load());
@@ -183,6 +184,8 @@ struct Learner::Impl {
   // One step on the agent's batch, with train_cfg at `frames` (schedules, lr
   // decay); false when the agent skipped it (a non-finite gradient).
   bool train_one_step(int64_t frames) REQUIRES(train_mu) EXCLUDES(stats_mu);
+  // A group's step for which this rank has no batch (Agent::train_without_batch).
+  bool train_without_batch(int64_t frames) REQUIRES(train_mu);
   void take_hot_config() REQUIRES(train_mu) EXCLUDES(hot_mu);
 };
 

@@ -175,6 +175,15 @@ std::optional<UnrollBatch> Prefetcher::next() {
   return batch;
 }
 
+std::optional<UnrollBatch> Prefetcher::next_for(std::chrono::milliseconds timeout) {
+  std::optional<UnrollBatch> batch = batches_.pop_for(timeout);
+  if (!batch) {
+    base::MutexLock guard(error_mu_);
+    if (error_) std::rethrow_exception(error_);
+  }
+  return batch;
+}
+
 PrefetcherStats Prefetcher::stats() const {
   PrefetcherStats s;
   s.batches = batches_made_.load();

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <chrono>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -73,6 +74,8 @@ class Prefetcher {
   // empty optional once the prefetcher has stopped and its batches are taken.
   // Rethrows the error that stopped the thread, if one did.
   std::optional<UnrollBatch> next() EXCLUDES(error_mu_);
+  // The same, giving up (an empty optional) after `timeout`.
+  std::optional<UnrollBatch> next_for(std::chrono::milliseconds timeout) EXCLUDES(error_mu_);
 
   // Closes both queues and joins the thread: unrolls not yet collated stay in
   // the unroll queue, batches already queued can still be taken with next().

@@ -118,6 +118,7 @@ struct LearnerStats {
   // "" while it works. Training has stopped; checkpoints still work.
   std::string group_failure;
   int64_t weights_checked_step = 0;  // optimizer step of the newest comparison (0: none yet)
+  int64_t steps_without_batch = 0;   // group steps this rank took with no batch of its own (zero gradients)
   uint64_t weights_hash = 0;         // the hash every rank had then
   // Experience recording (record_to): absent when the run does not record.
   std::optional<RecorderStats> record;

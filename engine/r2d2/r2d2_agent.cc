@@ -196,6 +196,28 @@ class R2d2Agent : public Agent {
 
   void set_gradient_hook(GradientHook hook) override { core_.trainer().set_gradient_hook(std::move(hook)); }
 
+  bool await_batch_for(std::chrono::milliseconds wait) override {
+    const auto until = std::chrono::steady_clock::now() + wait;
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (closed_.load()) return false;
+      if (core_.ready_to_learn(std::clamp(left, std::chrono::milliseconds(0), kWaitSlice))) return !closed_.load();
+      if (left.count() <= 0) return false;
+    }
+  }
+
+  bool closed() const override { return closed_.load(); }
+
+  TrainReport train_without_batch(const ExperimentConfig& config, double lr) override {
+    core_.set_learning_rate(lr);
+    core_.set_hot(config.r2d2.gamma, config.optimizer.max_grad_norm);
+    const R2d2StepStats step = core_.learn_without_batch();
+    TrainReport report;
+    report.grad_norm = step.grad_norm;
+    report.applied = !step.skipped;
+    return report;
+  }
+
   uint64_t weights_hash() override {
     base::ReaderMutexLock weights(core_.weights_mutex());
     std::vector<torch::Tensor> all = core_.online()->parameters();

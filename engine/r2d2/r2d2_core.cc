@@ -271,6 +271,17 @@ R2d2StepStats R2d2Core::learn() {
   return step;
 }
 
+R2d2StepStats R2d2Core::learn_without_batch() {
+  R2d2StepStats step = trainer_->learn_without_batch();
+  {
+    base::WriterMutexLock weights(weights_mu_);
+    trainer_->apply();
+  }
+  base::MutexLock lock(stats_mu_);
+  stats_.learning_steps = trainer_->steps();
+  return step;
+}
+
 void R2d2Core::set_hot(double gamma, double max_grad_norm) { trainer_->set_hot(gamma, max_grad_norm); }
 
 void R2d2Core::set_learning_steps(int64_t steps) {

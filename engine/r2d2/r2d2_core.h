@@ -114,6 +114,8 @@ class R2d2Core {
   bool ready_to_learn(std::chrono::milliseconds wait);
   // ... and one learning step, once ready_to_learn() said yes.
   R2d2StepStats learn();
+  // A learner group's step without a batch of this rank's (R2d2Trainer::learn_without_batch).
+  R2d2StepStats learn_without_batch();
   // Training thread, between steps: the learning rate of the next steps, and
   // the hot fields of the trainer (discount, gradient clip).
   void set_learning_rate(double lr);

@@ -177,6 +177,23 @@ R2d2StepStats R2d2Trainer::learn(const SampledBatch& sampled, std::vector<double
   return stats;
 }
 
+R2d2StepStats R2d2Trainer::learn_without_batch() {
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor& p : params_) {
+    if (p.grad().defined()) {
+      p.mutable_grad().zero_();
+    } else {
+      p.mutable_grad() = torch::zeros_like(p);
+    }
+  }
+  if (gradient_hook_) gradient_hook_(params_);
+  R2d2StepStats stats;
+  stats.grad_norm = clip_grad_norm(params_, config_.max_grad_norm);
+  stats.skipped = !std::isfinite(stats.grad_norm);
+  pending_ = !stats.skipped;
+  return stats;
+}
+
 void R2d2Trainer::apply() {
   if (!pending_) return;
   pending_ = false;

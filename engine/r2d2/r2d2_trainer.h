@@ -98,6 +98,9 @@ class R2d2Trainer {
   R2d2StepStats learn(const SampledBatch& batch, std::vector<double>* priorities);
   // The optimizer step of the last learn(), and the target copy on its period.
   void apply();
+  // A learner group's step for which this rank has no batch: zero gradients
+  // through the gradient hook, then clipping, as learn() does; apply() follows.
+  R2d2StepStats learn_without_batch();
 
   // Priorities of sequences not trained on yet, one per sequence, no gradient.
   std::vector<double> priorities(const SequenceBatch& batch);

@@ -244,6 +244,35 @@ class VtraceAgent : public Agent {
 
   void set_gradient_hook(GradientHook hook) override { gradient_hook_ = std::move(hook); }
 
+  bool await_batch_for(std::chrono::milliseconds wait) override {
+    batch_ = prefetcher_->next_for(wait);
+    return batch_.has_value();
+  }
+
+  bool closed() const override { return unrolls_.closed(); }
+
+  TrainReport train_without_batch(const ExperimentConfig& config, double lr) override {
+    TrainReport report;
+    set_learning_rate(*optimizer_, lr);
+    torch::NoGradGuard no_grad;
+    for (torch::Tensor& p : params_) {
+      if (p.grad().defined()) {
+        p.mutable_grad().zero_();
+      } else {
+        p.mutable_grad() = torch::zeros_like(p);
+      }
+    }
+    if (gradient_hook_) gradient_hook_(params_);
+    report.grad_norm = clip_grad_norm(params_, config.optimizer.max_grad_norm);
+    if (!std::isfinite(report.grad_norm)) return report;
+    {
+      base::WriterMutexLock weights(weights_mu_);
+      optimizer_->step();
+    }
+    report.applied = true;
+    return report;
+  }
+
   uint64_t weights_hash() override {
     base::ReaderMutexLock weights(weights_mu_);
     return tensors_hash(params_);

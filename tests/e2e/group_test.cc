@@ -128,7 +128,8 @@ TEST(LearnerGroup, AStoppedRankStopsTheGroupWithinItsTimeoutNamingIt) {
 }
 
 TEST(LearnerGroup, RanksStartedOneByOneMeetOverATcpRendezvousAndStopTogether) {
-  TrainingRun run(kExample, {"log.interval_s=0.25", "stop.return_mean=0", "topology.actors=1"});
+  // topology.actors counts the group's actors: one for each rank.
+  TrainingRun run(kExample, {"log.interval_s=0.25", "stop.return_mean=0", "topology.actors=2"});
   const std::string rendezvous = "tcp:127.0.0.1:" + std::to_string(free_port());
   const std::vector<std::string> group = {"--world-size", "2", "--rendezvous", rendezvous};
   std::vector<std::string> rank0_args = run.args({"stop.frames=30000"});

@@ -80,12 +80,27 @@ TEST(C10dGroup, AveragedGradientsAreTheMeanOverTheRanksOnEveryRank) {
     torch::Tensor w = torch::zeros({2, 3}, torch::requires_grad());
     torch::Tensor b = torch::zeros({3}, torch::requires_grad());  // gets no gradient: counts as zeros
     w.mutable_grad() = torch::full({2, 3}, rank == 0 ? 1.0f : 3.0f);
+    EXPECT_EQ(group.agree(StepProposal{}).batches, 2);
     group.average_gradients({w, b});
     after[static_cast<size_t>(rank)] = torch::cat({w.grad().reshape({-1}), b.grad().reshape({-1})});
   });
   const torch::Tensor expected = torch::cat({torch::full({6}, 2.0f), torch::zeros({3})});
   EXPECT_TRUE(torch::equal(after[0], expected)) << after[0];
   EXPECT_TRUE(torch::equal(after[1], expected)) << after[1];
+}
+
+TEST(C10dGroup, ARankWithoutABatchBringsZerosAndTheMeanIsOverTheRanksThatHadOne) {
+  std::vector<torch::Tensor> after(3);
+  with_ranks(3, fresh_store_file(), [&](int rank, C10dGroup& group) {
+    torch::Tensor w = torch::zeros({4}, torch::requires_grad());
+    StepProposal p;
+    p.has_batch = rank != 2;
+    w.mutable_grad() = p.has_batch ? torch::full({4}, rank == 0 ? 1.0f : 2.0f) : torch::zeros({4});
+    EXPECT_EQ(group.agree(p).batches, 2);
+    group.average_gradients({w});
+    after[static_cast<size_t>(rank)] = w.grad().clone();
+  });
+  for (const torch::Tensor& g : after) EXPECT_TRUE(torch::equal(g, torch::full({4}, 1.5f))) << g;
 }
 
 TEST(C10dGroup, AWeightsHashThatDiffersStopsTheGroupNamingTheRankThatDiffers) {
@@ -191,6 +206,11 @@ TEST(GroupOptions, RendezvousTextIsParsedOrRefusedWithTheFormItWants) {
   EXPECT_TRUE(loopback_host("127.0.0.1"));
   EXPECT_TRUE(loopback_host("localhost"));
   EXPECT_FALSE(loopback_host("node001"));
+}
+
+TEST(GroupOptions, TheAddressTowardsTheRendezvousIsTheOneThisHostSendsFrom) {
+  EXPECT_EQ(local_address_towards("127.0.0.1", 29500), "127.0.0.1");
+  EXPECT_EQ(local_address_towards("no-such-host.invalid", 29500), "");
 }
 
 }  // namespace
