@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -60,6 +61,25 @@ std::string GroupMember::text() const {
   return "rank " + std::to_string(rank) + " (host " + host + ", pid " + std::to_string(pid) + ")";
 }
 
+struct C10dGroup::Watch {
+  // Set before the thread starts, then read-only.
+  std::function<c10::intrusive_ptr<c10d::Store>()> connect;
+  int rank = 0;
+  std::vector<GroupMember> members;
+  std::string rendezvous;
+  std::chrono::milliseconds timeout{0}, beat{0};
+
+  std::atomic<bool> leaving{false};
+  std::atomic<bool> done{false};
+  base::Mutex mu;
+  std::vector<std::chrono::steady_clock::time_point> last_beat GUARDED_BY(mu);
+  std::vector<int64_t> beats GUARDED_BY(mu);
+  std::chrono::steady_clock::time_point store_answered GUARDED_BY(mu);
+  std::string failure GUARDED_BY(mu);
+  std::optional<std::string> report GUARDED_BY(mu);           // to publish at the next beat
+  std::vector<std::optional<std::string>> reports GUARDED_BY(mu);  // every rank's, as last read
+};
+
 C10dGroup::C10dGroup(GroupOptions options)
     : options_(std::move(options)),
       rendezvous_(parse_rendezvous(options_.rendezvous)),
@@ -98,8 +118,6 @@ C10dGroup::C10dGroup(GroupOptions options)
     const size_t nl = v.find('\n');
     members_.push_back(GroupMember{r, v.substr(0, nl), nl == std::string::npos ? 0 : std::stoll(v.substr(nl + 1))});
   }
-  last_beat_.assign(static_cast<size_t>(n), std::chrono::steady_clock::now());
-  beats_.assign(static_cast<size_t>(n), -1);
 
   std::string bind = options_.bind_host;
   if (bind.empty() && (!rendezvous_.tcp || loopback_host(rendezvous_.host))) bind = "127.0.0.1";
@@ -126,13 +144,35 @@ C10dGroup::C10dGroup(GroupOptions options)
     throw GroupError("learner group: rank " + std::to_string(options_.rank) + " could not connect to the others (" +
                      bind + "): " + first_line(e.what()));
   }
-  watchdog_ = std::thread([this] { watch(); });
+  watch_ = std::make_shared<Watch>();
+  watch_->connect = [rendezvous = rendezvous_, world = n, timeout = timeout_] {
+    if (!rendezvous.tcp) {
+      return c10::intrusive_ptr<c10d::Store>(
+          c10::make_intrusive<c10d::FileStore>(rendezvous.path, std::numeric_limits<int>::max()));
+    }
+    c10d::TCPStoreOptions o;
+    o.port = static_cast<uint16_t>(rendezvous.port);
+    o.isServer = false;
+    o.waitWorkers = false;
+    o.timeout = timeout;
+    return c10::intrusive_ptr<c10d::Store>(c10::make_intrusive<c10d::TCPStore>(rendezvous.host, o));
+  };
+  watch_->rank = options_.rank;
+  watch_->members = members_;
+  watch_->rendezvous = options_.rendezvous;
+  watch_->timeout = timeout_;
+  watch_->beat = beat_;
+  {
+    base::MutexLock watch_lock(watch_->mu);
+    watch_->last_beat.assign(static_cast<size_t>(n), std::chrono::steady_clock::now());
+    watch_->beats.assign(static_cast<size_t>(n), -1);
+    watch_->store_answered = std::chrono::steady_clock::now();
+    watch_->reports.assign(static_cast<size_t>(n), std::nullopt);
+  }
+  watchdog_ = std::thread([w = watch_] { watch(w); });
 }
 
-C10dGroup::~C10dGroup() {
-  leaving_.store(true);
-  if (watchdog_.joinable()) watchdog_.join();
-}
+C10dGroup::~C10dGroup() { leave(/*wait_for_others=*/false); }
 
 c10::intrusive_ptr<c10d::Store> C10dGroup::connect_store(bool serve) const {
   // FileStore unlinks its file once "numWorkers" of its instances have been
@@ -246,27 +286,49 @@ std::string C10dGroup::get(const std::string& k) {
 }
 
 void C10dGroup::publish_report(const std::string& json) {
-  base::MutexLock lock(store_mu_);
-  store_->set(key("report", options_.rank), bytes(json));
+  base::MutexLock lock(watch_->mu);
+  watch_->report = json;
 }
 
 std::vector<std::optional<std::string>> C10dGroup::reports() {
-  base::MutexLock lock(store_mu_);
-  std::vector<std::optional<std::string>> out(static_cast<size_t>(options_.world_size));
-  for (int r = 0; r < options_.world_size; ++r) {
-    if (store_->check({key("report", r)})) out[static_cast<size_t>(r)] = text(store_->get(key("report", r)));
-  }
-  return out;
+  base::MutexLock lock(watch_->mu);
+  return watch_->reports;
 }
 
 std::string C10dGroup::failure() const {
-  base::MutexLock lock(watch_mu_);
-  return failure_;
+  base::MutexLock lock(watch_->mu);
+  if (watch_->failure.empty() && !watch_->leaving.load() &&
+      std::chrono::steady_clock::now() - watch_->store_answered > timeout_ + beat_) {
+    watch_->failure = options_.rank == 0 && rendezvous_.tcp
+                          ? "learner group: rank 0's own rendezvous store has not answered for " +
+                                seconds_text(timeout_) + " s"
+                          : "learner group: rank " + std::to_string(options_.rank) + " has had no answer from the "
+                                "rendezvous store at " + options_.rendezvous + " (" + members_[0].text() +
+                                ") for " + seconds_text(timeout_) + " s (topology.group_timeout_s): cut off";
+  }
+  return watch_->failure;
 }
 
 void C10dGroup::leave(bool wait_for_others) {
-  if (leaving_.exchange(true)) return;
-  if (watchdog_.joinable()) watchdog_.join();
+  if (left_) return;
+  left_ = true;
+  watch_->leaving.store(true);
+  // A watchdog stuck in a store call that never returns is left behind: it owns only its state.
+  const auto give_up = std::chrono::steady_clock::now() + beat_ * 3;
+  while (!watch_->done.load() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  bool store_answers = false;
+  {
+    base::MutexLock lock(watch_->mu);
+    store_answers = std::chrono::steady_clock::now() - watch_->store_answered < timeout_;
+  }
+  if (watch_->done.load()) {
+    watchdog_.join();
+  } else {
+    watchdog_.detach();
+  }
+  if (!store_answers) return;  // saying goodbye to a store that does not answer would block
   base::MutexLock lock(store_mu_);
   try {
     store_->set(key("left", options_.rank), bytes("1"));
@@ -282,44 +344,60 @@ void C10dGroup::leave(bool wait_for_others) {
   }
 }
 
-void C10dGroup::watch() {
+void C10dGroup::watch(std::shared_ptr<Watch> w) {
   c10::intrusive_ptr<c10d::Store> client;
-  const int n = options_.world_size;
-  while (!leaving_.load()) {
+  const int n = static_cast<int>(w->members.size());
+  while (!w->leaving.load()) {
     try {
-      if (!client) client = connect_store(false);
-      client->add(key("beat", options_.rank), 1);
+      if (!client) client = w->connect();
+      std::optional<std::string> report;
+      {
+        base::MutexLock lock(w->mu);
+        report.swap(w->report);
+      }
+      if (report) client->set(key("report", w->rank), bytes(*report));
+      client->add(key("beat", w->rank), 1);
+      std::vector<std::optional<std::string>> reports(static_cast<size_t>(n));
       for (int r = 0; r < n; ++r) {
-        if (r == options_.rank) continue;
+        if (client->check({key("report", r)})) reports[static_cast<size_t>(r)] = text(client->get(key("report", r)));
+        if (r == w->rank) continue;
         const int64_t beats = client->add(key("beat", r), 0);
         const auto now = std::chrono::steady_clock::now();
-        base::MutexLock lock(watch_mu_);
         const size_t i = static_cast<size_t>(r);
-        if (beats != beats_[i]) {
-          beats_[i] = beats;
-          last_beat_[i] = now;
-        } else if (now - last_beat_[i] > timeout_ && failure_.empty() && !client->check({key("left", r)})) {
-          failure_ = "learner group: " + members_[i].text() + " has not answered for " + seconds_text(timeout_) +
-                     " s (topology.group_timeout_s): killed, stopped or cut off";
+        base::MutexLock lock(w->mu);
+        if (beats != w->beats[i]) {
+          w->beats[i] = beats;
+          w->last_beat[i] = now;
+        } else if (now - w->last_beat[i] > w->timeout && w->failure.empty()) {
+          lock.unlock();
+          const bool left = client->check({key("left", r)});
+          lock.lock();
+          if (!left && w->failure.empty()) {
+            w->failure = "learner group: " + w->members[i].text() + " has not answered for " +
+                         seconds_text(w->timeout) + " s (topology.group_timeout_s): killed, stopped or cut off";
+          }
         }
       }
+      base::MutexLock lock(w->mu);
+      w->store_answered = std::chrono::steady_clock::now();
+      w->reports = std::move(reports);
     } catch (const std::exception& e) {
-      if (leaving_.load()) break;
-      base::MutexLock lock(watch_mu_);
-      if (failure_.empty()) {
-        failure_ = options_.rank == 0
-                       ? "learner group: rank 0 lost its own rendezvous store: " + first_line(e.what())
-                       : "learner group: lost the rendezvous store that " + members_[0].text() + " serves at " +
-                             options_.rendezvous + ": " + first_line(e.what());
+      if (w->leaving.load()) break;
+      base::MutexLock lock(w->mu);
+      if (w->failure.empty()) {
+        w->failure = w->rank == 0 ? "learner group: rank 0 lost its own rendezvous store: " + first_line(e.what())
+                                  : "learner group: lost the rendezvous store that " + w->members[0].text() +
+                                        " serves at " + w->rendezvous + ": " + first_line(e.what());
       }
       client.reset();
     }
     // Sleeps one beat, a little at a time, so that leave() does not wait for it.
-    for (auto slept = std::chrono::milliseconds(0); slept < beat_ && !leaving_.load();
+    for (auto slept = std::chrono::milliseconds(0); slept < w->beat && !w->leaving.load();
          slept += std::chrono::milliseconds(20)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
+  w->done.store(true);
 }
 
 std::string C10dGroup::blame(const std::string& what) {
@@ -338,10 +416,10 @@ std::string C10dGroup::blame(const std::string& what) {
   std::this_thread::sleep_for(beat_ * 3);
   std::string silent;
   {
-    base::MutexLock lock(watch_mu_);
-    if (!failure_.empty()) return failure_ + " (" + first_line(what) + ")";
+    base::MutexLock lock(watch_->mu);
+    if (!watch_->failure.empty()) return watch_->failure + " (" + first_line(what) + ")";
     for (const GroupMember& m : members_) {
-      if (m.rank != self.rank && last_beat_[static_cast<size_t>(m.rank)] < asked) {
+      if (m.rank != self.rank && watch_->last_beat[static_cast<size_t>(m.rank)] < asked) {
         silent += (silent.empty() ? "" : ", ") + m.text();
       }
     }

@@ -9,8 +9,13 @@
 // watchdog's beats), the process group and the watchdog thread.
 //
 // Threads: agree/average_gradients/after_step from the training thread only;
-// put/get/publish_report/reports/failure/leave from the control thread (they
-// share one store client under a mutex); the watchdog runs on its own thread.
+// put/get from the control or training thread (they share one store client
+// under a mutex); the watchdog runs on its own thread with a client of its
+// own and carries the reports (publish_report/reports only touch its state),
+// so that a store that stops answering (its host cut off: c10d's client calls
+// then block with no time limit) never blocks the run's control loop:
+// failure() says so once the watchdog has had no answer for timeout_s, and
+// leave() leaves a watchdog stuck in such a call behind.
 //
 // Failures: joining throws GroupError when the others do not all arrive within
 // timeout_s (naming the ranks missing) or the store cannot be served or
@@ -71,7 +76,8 @@ class C10dGroup : public StepSync {
   void put(const std::string& key, const std::string& value);
   std::string get(const std::string& key);
   // This rank's report (a small JSON object), for rank 0's metrics; and every
-  // rank's newest one (nullopt for a rank that has not reported yet). Thread-safe.
+  // rank's newest one (nullopt for a rank that has not reported yet), as the
+  // watchdog read them at its last beat. Never blocks on the store. Thread-safe.
   void publish_report(const std::string& json);
   std::vector<std::optional<std::string>> reports();
 
@@ -85,7 +91,8 @@ class C10dGroup : public StepSync {
   void leave(bool wait_for_others = true);
 
  private:
-  void watch();  // the watchdog thread
+  struct Watch;  // the watchdog's state, shared with its thread (which may outlive the group)
+  static void watch(std::shared_ptr<Watch> w);
   // The member(s) to blame for a failed collective: those whose heartbeat
   // stopped in the last beats, or whose process on this host is gone.
   std::string blame(const std::string& what);
@@ -107,13 +114,9 @@ class C10dGroup : public StepSync {
   c10::intrusive_ptr<c10d::Store> store_ GUARDED_BY(store_mu_);
   c10::intrusive_ptr<c10d::Store> gloo_store_;  // the process group's (kept alive with it)
 
-  // The watchdog: its own store client, what it saw of each rank.
-  mutable base::Mutex watch_mu_;
-  std::vector<std::chrono::steady_clock::time_point> last_beat_ GUARDED_BY(watch_mu_);
-  std::vector<int64_t> beats_ GUARDED_BY(watch_mu_);
-  std::string failure_ GUARDED_BY(watch_mu_);
-  std::atomic<bool> leaving_{false};
+  std::shared_ptr<Watch> watch_;
   std::thread watchdog_;
+  bool left_ = false;
 };
 
 }  // namespace moonseed::engine
