@@ -117,9 +117,15 @@ double trained_fps(int learners, int64_t frames) {
     std::fprintf(stderr, "run with %d learner(s) failed:\n%s\n", learners, f.output.c_str());
     return 0;
   }
-  const std::vector<std::string> runs = testing::list_dirs(dir + "/runs");
-  const std::vector<testing::MetricsRow> rows = testing::read_metrics(runs.at(0) + "/metrics.jsonl");
-  return testing::last(rows, "trained_frames") / std::max(1e-9, testing::last(rows, "train_time_s"));
+  // Each rank's stop row counts the frames it trained on; the group trained on them all, in rank 0's time.
+  const std::string run = testing::list_dirs(dir + "/runs").at(0);
+  const std::vector<testing::MetricsRow> rows = testing::read_metrics(run + "/metrics.jsonl");
+  double trained = testing::last(rows, "trained_frames");
+  for (int rank = 1; rank < learners; ++rank) {
+    trained += testing::last(testing::read_metrics(run + "/ranks/" + std::to_string(rank) + "/metrics.jsonl"),
+                             "trained_frames");
+  }
+  return trained / std::max(1e-9, testing::last(rows, "train_time_s"));
 }
 
 }  // namespace
