@@ -86,6 +86,20 @@ TEST(LearnerGroup, TwoRanksSolveCartPoleInOneCommandAndEndWithEqualWeights) {
   EXPECT_FALSE(std::filesystem::is_empty(dir + "/checkpoints"));
 }
 
+TEST(LearnerGroup, TwoR2d2RanksEachWithItsOwnReplayTrainOneModel) {
+  TrainingRun run(std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_r2d2.lua",
+                  {"log.interval_s=0.25", "stop.return_mean=0", "stop.eval_return_mean=0", "topology.learners=2"});
+  ChildProcess learner(run.args({"stop.frames=30000"}), run.log);
+  ASSERT_EQ(learner.wait(280), std::optional<int>(0)) << read_file(run.log);
+  const std::string dir = run.run_dir();
+  EXPECT_GT(last(run.metrics(), "optimizer_steps"), 10) << read_file(run.log);
+  // Each rank filled its own replay from its own actors.
+  EXPECT_GT(last(read_metrics(dir + "/ranks/1/metrics.jsonl"), "replay_size"), 0) << read_file(dir + "/ranks/1/run.log");
+  EXPECT_FALSE(last_string(dir + "/metrics.jsonl", "weights_hash").empty());
+  EXPECT_EQ(last_string(dir + "/metrics.jsonl", "weights_hash"),
+            last_string(dir + "/ranks/1/metrics.jsonl", "weights_hash"));
+}
+
 TEST(LearnerGroup, AKilledRankStopsTheGroupNamingItAndResumeRestartsTheGroup) {
   GroupRun run;
   ChildProcess learner(run.args({kUntilStopped, "checkpoint.interval_s=1"}), run.log);
