@@ -195,6 +195,10 @@ int Run::rank() const { return cfg_.topology.learners > 1 ? cfg_.topology.rank :
 
 void Run::join_group() {
   const engine::TopologyConfig& t = cfg_.topology;
+  if (!cfg_.warm_start.log.empty()) {
+    throw std::invalid_argument("warm_start.log: a warm start is not supported with a learner group "
+                                "(topology.learners = " + std::to_string(t.learners) + ") yet");
+  }
   engine::GroupOptions o;
   o.rank = t.rank;
   o.world_size = t.learners;

@@ -47,10 +47,6 @@ void cross_field_problems(const ExperimentConfig& config, std::vector<ConfigProb
            "actors (" + std::to_string(t.actors) + ") must be at least learners (" + std::to_string(t.learners) +
                "): every rank serves its own actors");
   }
-  if (t.learners > 1 && !config.warm_start.log.empty()) {
-    report({"warm_start.log", "topology.learners"},
-           "a warm start is not supported with a learner group (topology.learners > 1) yet");
-  }
   const int eval_envs = t.eval_envs_per_actor;
   if (eval_envs >= t.envs_per_actor) {
     report({"topology.eval_envs_per_actor", "topology.envs_per_actor"},

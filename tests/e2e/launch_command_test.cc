@@ -40,7 +40,7 @@ TEST(LaunchCommand, WritesABatchScriptThatBashAcceptsAndATokenOnlyItsOwnerReads)
   const std::string text = read_file(script);
   EXPECT_NE(text.find("#SBATCH --job-name=cartpole-vtrace\n"), std::string::npos) << text;
   EXPECT_NE(text.find("--world-size 2"), std::string::npos) << text;
-  EXPECT_NE(text.find("overrides=(stop.frames=20000)"), std::string::npos) << text;
+  EXPECT_NE(text.find("overrides=(stop.frames=20000 topology.learners=2)"), std::string::npos) << text;
   EXPECT_EQ(run_to_end({"/bin/bash", "-n", script}, launch.dir + "/bash.log", 30).exit_code, 0);
   struct stat st {};
   ASSERT_EQ(::stat((launch.out + "/cartpole-vtrace.token").c_str(), &st), 0) << f.output;

@@ -91,7 +91,7 @@ class GroupOnHosts : public ::testing::Test {
     const std::string log = run_.runs_dir + "/actor-" + std::to_string(processes_.size()) + ".log";
     processes_.push_back(std::make_unique<ChildProcess>(
         hosts_->command_in(host, {kBinary, "actor", "--connect", "tcp:127.0.0.1:" + std::to_string(port),
-                                  "--auth-token-file", token_path}),
+                                  "--auth-token-file", token_path, "--reconnect-for", "10"}),
         log));
     actor_logs_.push_back(log);
     return *processes_.back();

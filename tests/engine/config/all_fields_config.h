@@ -67,6 +67,11 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.topology.transport = "tcp";
   c.topology.listen = "127.0.0.1:4000";
   c.topology.actor_timeout_s = 12.5;
+  c.topology.learners = 3;
+  c.topology.rank = 2;
+  c.topology.rendezvous = "tcp:node001:29500";
+  c.topology.group_timeout_s = 30;
+  c.topology.weights_check_every = 50;
   c.inference.max_batch = 128;
   c.inference.deadline_us = 250;
   c.inference.idle_spin_us = 20;
