@@ -73,6 +73,9 @@ TEST(ActorFaults, FourActorsKilledAtAFixedRateStayMostlyConnectedAndRejoinFast) 
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   ASSERT_TRUE(eventually(30, [&] { return last(run.metrics(), "actor_restarts") == kKills; })) << read_file(run.log);
+  // Every replacement has joined before the stop (on a loaded core a restart can take seconds):
+  // the 4 first joins and one per kill.
+  ASSERT_TRUE(eventually(60, [&] { return events(run, "actor_joined").size() >= 4 + kKills; })) << read_file(run.log);
   learner.signal(SIGTERM);
   ASSERT_EQ(learner.wait(60), std::optional<int>(0)) << read_file(run.log);
   expect_whole_rows(run);
