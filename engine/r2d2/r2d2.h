@@ -1,4 +1,4 @@
-// The learning math of R2D2 (Kapturowski et al. 2019), exactly as REFERENCE.md
+// The learning math of R2D2 (Kapturowski et al. 2019), exactly as the paper
 // states it: value rescaling, n-step double-Q targets over a stored sequence,
 // the sequence loss, sequence priorities, and Ape-X per-env exploration.
 //

@@ -1,5 +1,5 @@
-// R2d2Trainer: one R2D2 learning step (Kapturowski et al. 2019; REFERENCE.md
-// "R2D2") on a batch of stored sequences, and the priorities of new ones.
+// R2d2Trainer: one R2D2 learning step (Kapturowski et al. 2019;
+// docs/r2d2-design.md) on a batch of stored sequences, and the priorities of new ones.
 //
 // A sequence (engine/replay/sequence_replay.h) holds L = burn_in + trace steps in the
 // columns r2d2_step_columns() names, time-major [L, B, ...], and the recurrent
@@ -31,7 +31,7 @@
 // off the forward and backward passes.
 //
 // priorities(batch) runs steps 1 to 3 and the priorities without gradient:
-// new sequences are inserted with them (REFERENCE.md).
+// new sequences are inserted with them (as the paper does).
 //
 // Errors: a batch without a needed column or of the wrong length is
 // std::invalid_argument naming it. A non-finite gradient norm makes learn()

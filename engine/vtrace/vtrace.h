@@ -1,4 +1,4 @@
-// V-trace targets (IMPALA, Espeholt et al. 2018), exactly as REFERENCE.md states,
+// V-trace targets (IMPALA, Espeholt et al. 2018), exactly as the paper states them,
 // with a validity mask for the final-observation steps of "next step" autoreset
 // (docs/architecture.md): delta_t is multiplied by mask_t.
 //
