@@ -40,6 +40,17 @@ void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
+void zero_gradients(const std::vector<torch::Tensor>& params) {
+  torch::NoGradGuard no_grad;
+  for (const torch::Tensor& p : params) {
+    if (p.grad().defined()) {
+      p.grad().zero_();
+    } else {
+      const_cast<torch::Tensor&>(p).mutable_grad() = torch::zeros_like(p);
+    }
+  }
+}
+
 double clip_grad_norm(const std::vector<torch::Tensor>& params, double max_norm) {
   if (max_norm < 0) {
     throw std::invalid_argument("clip_grad_norm: max_norm must be >= 0, got " +

@@ -28,6 +28,10 @@ std::string optimizer_kind(const torch::optim::Optimizer& optimizer);
 // for a negative lr.
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
 
+// Sets every parameter's gradient to zeros (allocating those it lacks): a
+// learner group's step for which this rank has no batch (Agent::train_without_batch).
+void zero_gradients(const std::vector<torch::Tensor>& params);
+
 // Rescales the gradients so that their global L2 norm is at most max_norm and
 // returns the norm before clipping. max_norm == 0 leaves the gradients alone
 // (the norm is still returned, for metrics). Parameters without a gradient are

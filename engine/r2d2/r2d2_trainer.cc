@@ -178,14 +178,7 @@ R2d2StepStats R2d2Trainer::learn(const SampledBatch& sampled, std::vector<double
 }
 
 R2d2StepStats R2d2Trainer::learn_without_batch() {
-  torch::NoGradGuard no_grad;
-  for (torch::Tensor& p : params_) {
-    if (p.grad().defined()) {
-      p.mutable_grad().zero_();
-    } else {
-      p.mutable_grad() = torch::zeros_like(p);
-    }
-  }
+  zero_gradients(params_);
   if (gradient_hook_) gradient_hook_(params_);
   R2d2StepStats stats;
   stats.grad_norm = clip_grad_norm(params_, config_.max_grad_norm);

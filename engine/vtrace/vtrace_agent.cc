@@ -254,14 +254,7 @@ class VtraceAgent : public Agent {
   TrainReport train_without_batch(const ExperimentConfig& config, double lr) override {
     TrainReport report;
     set_learning_rate(*optimizer_, lr);
-    torch::NoGradGuard no_grad;
-    for (torch::Tensor& p : params_) {
-      if (p.grad().defined()) {
-        p.mutable_grad().zero_();
-      } else {
-        p.mutable_grad() = torch::zeros_like(p);
-      }
-    }
+    zero_gradients(params_);
     if (gradient_hook_) gradient_hook_(params_);
     report.grad_norm = clip_grad_norm(params_, config.optimizer.max_grad_norm);
     if (!std::isfinite(report.grad_norm)) return report;
