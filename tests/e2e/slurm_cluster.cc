@@ -73,20 +73,6 @@ void stop_process(pid_t pid, double grace_s) {
 
 }  // namespace
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    throw std::runtime_error("cannot find a free port on 127.0.0.1");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 std::string SlurmCluster::unavailable() {
   if (::geteuid() != 0) return "the Slurm test starts slurmd, which needs root";
   for (const char* name : kBinaries) {

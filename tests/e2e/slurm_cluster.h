@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/free_port.h"  // free_port(): the cluster's ports and the tests'
+
 namespace moonseed::testing {
 
 class SlurmCluster {
@@ -54,8 +56,5 @@ class SlurmCluster {
   std::string conf_;
   std::string host_;
 };
-
-// A TCP port of 127.0.0.1 that nothing listened on a moment ago.
-int free_port();
 
 }  // namespace moonseed::testing
