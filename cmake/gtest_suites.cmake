@@ -20,3 +20,17 @@ function(moonseed_gtest_suites target)
     VERBATIM)
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${tests_file})
 endfunction()
+
+# moonseed_gtest_labels(<target> <labels...>)
+#
+# Gives every test gtest_discover_tests found in <target> all of <labels>.
+# gtest_discover_tests' own PROPERTIES LABELS "a;b" loses all but the first
+# label (CMake 3.25 flattens the list into set_tests_properties' arguments),
+# so `ctest -L b` found nothing. This include file runs after the discovered
+# one, whose list of test names it reads (<target>_TESTS, the default TEST_LIST).
+function(moonseed_gtest_labels target)
+  set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_labels.cmake")
+  file(WRITE "${labels_file}"
+    "if(${target}_TESTS)\n  set_tests_properties(\${${target}_TESTS} PROPERTIES LABELS \"${ARGN}\")\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${labels_file})
+endfunction()

@@ -39,7 +39,7 @@ class SlurmLaunch : public ::testing::Test {
     ::chmod(token_.c_str(), 0600);
     jobs_ = cluster_->dir() + "/jobs";
     runs_ = cluster_->dir() + "/runs";
-    actor_port_ = free_port();
+    actor_port_ = free_port_run(kLearners);
   }
 
   // `moonseed launch slurm` for the example with these overrides; the batch script's path.
