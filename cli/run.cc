@@ -377,7 +377,10 @@ int Run::finish() {
   int code = 0;
   try {
     if (rank() > 0) {
-      // Rank 0's checkpoint holds the group's weights, equal on every rank.
+      // Rank 0's checkpoint holds the group's weights, equal on every rank; this
+      // rank's part of the last step is there already after a clean stop (the
+      // group's last round), and written now after a failure.
+      learner_->save_rank_part();
     } else if (diverged_) {
       // Weights that are NaN would be the newest checkpoint, the one --resume takes.
       const std::string newest = dir_->newest_checkpoint(learner_->checkpoint_companions());

@@ -112,6 +112,9 @@ class Run {
   void protect();  // umask, auth token, and no open listening without one
   engine::Counters start_learner();  // returns the counters it starts from
   engine::Counters resume();         // --resume: restores the newest complete checkpoint
+  void append_resume_row(const std::string& checkpoint, const engine::Counters& start);
+  engine::Counters resume_group();   // a learner group's start: each rank from the group's checkpoint and its part
+  void report_rank_part(const std::string& part, int64_t group_step);  // warns when the part is of an earlier step
   // Every checkpoint of the run (periodic, final, `ctl checkpoint`): saves one named after the
   // step it holds, prunes, then keep_best with `s`; throws what saving throws.
   std::string checkpoint(double elapsed, const engine::LearnerStats& s);

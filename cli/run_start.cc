@@ -12,7 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <stdexcept>
 
 #include "base/log.h"
@@ -324,20 +326,15 @@ engine::Counters Run::start_learner() {
     metrics_->set_listener([sink = tensorboard_.get()](const engine::MetricsRow& row) { sink->row(row); });
   }
   engine::Counters start;
-  if (rank() > 0) {
-    // The group resumes from rank 0's checkpoint, which rank 0 names ("" for a new run).
-    const std::string ckpt = values_->get("resume_checkpoint");
-    if (!ckpt.empty()) {
-      start = learner_->restore_group_weights(ckpt);
-      std::cerr << "moonseed: rank " << rank() << " resumed the group's weights from " << ckpt << " ("
-                << start.optimizer_steps << " steps)\n";
-    }
+  if (group_) {
+    const engine::RunDirectory dir = *dir_;  // a copy (a path): the training thread uses it
+    // One part more than checkpoints: a rank that outlives rank 0 writes a part past rank 0's last checkpoint.
+    const int keep = cfg_.checkpoint.keep + 1;
+    learner_->keep_rank_parts([dir](int64_t step) { return dir.rank_part_path(step); },
+                              [dir, keep] { dir.prune_rank_parts(keep); });
+    start = resume_group();
   } else if (!options_.resume_dir.empty()) {
     start = resume();
-  }
-  if (group_ && rank() == 0) {
-    values_->put("resume_checkpoint",
-                options_.resume_dir.empty() ? "" : dir_->newest_checkpoint(learner_->checkpoint_companions()));
   }
   if (!cfg_.warm_start.log.empty() && options_.resume_dir.empty()) warm_start(*learner_, cfg_, *metrics_);
   if (cfg_.record.enabled) {
@@ -378,16 +375,89 @@ engine::Counters Run::resume() {
   const engine::Counters start = learner_->restore(ckpt);
   std::cerr << "moonseed: resumed " << ckpt << " (" << start.frames << " frames, " << start.optimizer_steps
             << " steps)\n";
+  append_resume_row(std::filesystem::path(ckpt).lexically_relative(dir_->path()).string(), start);
+  return start;
+}
+
+void Run::append_resume_row(const std::string& checkpoint, const engine::Counters& start) {
   engine::MetricsRow event;
-  event.add("time_s", start.elapsed_s).add("event", "resume")
-      .add("checkpoint", std::filesystem::path(ckpt).lexically_relative(dir_->path()).string())
+  event.add("time_s", start.elapsed_s).add("event", "resume").add("checkpoint", checkpoint)
       .add("optimizer_steps", start.optimizer_steps).add("frames", start.frames).add("episodes", start.episodes)
       .add("trained_frames", start.trained_frames).add("train_time_s", start.train_s);
   if (cfg_.topology.eval_envs_per_actor > 0) event.add("eval_episodes", start.eval_episodes);
   // The algorithm's numbers as restored (R2D2: replay_size).
   for (const engine::Metric& m : learner_->stats().agent_metrics) event.add(m.name, m.value);
   metrics_->append(event);
+}
+
+// A learner group: rank 0 resumes as a single learner would (resume()) and
+// sends its checkpoint to the others over the group (no rank needs rank 0's
+// files); each rank then takes its own counters and companions (R2D2's
+// replay) from its newest part at or before the checkpoint's step, or starts
+// them afresh without one (docs/distributed-design.md "Checkpoints").
+engine::Counters Run::resume_group() {
+  engine::Counters start;
+  std::string ckpt;
+  if (rank() == 0 && !options_.resume_dir.empty()) {
+    start = resume();
+    ckpt = dir_->newest_checkpoint(learner_->checkpoint_companions());
+    if (ckpt.empty()) ckpt = dir_->checkpoints().back();  // resume() took it, incomplete
+  }
+  if (rank() == 0) {
+    if (!ckpt.empty()) values_->put("resume_step", std::to_string(start.optimizer_steps));
+    values_->put("resume_checkpoint", ckpt);  // the others wait for this key: the step is there before it
+  }
+  ckpt = values_->get("resume_checkpoint");  // rank 0's, "" for a new run
+  if (ckpt.empty()) return start;
+  std::string model;
+  if (rank() == 0) {
+    std::ifstream in(ckpt, std::ios::binary);
+    model.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw std::runtime_error("cannot read " + ckpt + " to send it to the group");
+  }
+  group_->broadcast_from_rank0(model);
+  if (rank() == 0) {
+    const std::string part = dir_->newest_rank_part(start.optimizer_steps);
+    if (part.empty()) {
+      base::log_warning("rank 0 has no part of " + ckpt + " (a checkpoint of an older build, or of a single "
+                        "learner): it resumes with the group's counters, the other ranks from 0");
+    } else {
+      learner_->restore_rank_counters(part, 0);
+      report_rank_part(part, start.optimizer_steps);
+    }
+    return start;
+  }
+  const std::string copy = dir_->path() + "/group-checkpoint.pt";  // rank 0's, for as long as the restore takes
+  dir_->write_file_atomic("group-checkpoint.pt", model);
+  model.clear();
+  // A part of a later step than the checkpoint's would be of a future the group never resumed.
+  const int64_t group_step = std::stoll(values_->get("resume_step"));
+  const std::string part = dir_->newest_rank_part(group_step);
+  try {
+    start = learner_->restore_group_rank(copy, part, rank());
+  } catch (...) {
+    std::filesystem::remove(copy);
+    throw;
+  }
+  std::filesystem::remove(copy);
+  std::cerr << "moonseed: rank " << rank() << " resumed the group's checkpoint " << ckpt << " ("
+            << start.optimizer_steps << " steps) from rank 0";
+  if (part.empty()) {
+    std::cerr << ", with no part of its own (its counters start at 0)\n";
+  } else {
+    std::cerr << " and its own part " << part << " (" << start.frames << " frames)\n";
+    report_rank_part(part, group_step);
+  }
+  append_resume_row(ckpt, start);  // rank 0's checkpoint, by its path on rank 0's host
   return start;
+}
+
+void Run::report_rank_part(const std::string& part, int64_t group_step) {
+  const std::string name = std::filesystem::path(part).filename().string();
+  if (name != std::filesystem::path(dir_->rank_part_path(group_step)).filename().string()) {
+    base::log_warning("rank " + std::to_string(rank()) + " has no part of step " + std::to_string(group_step) +
+                      " (its save failed, or it had ended first): it resumes its counters and replay from " + name);
+  }
 }
 
 // The rpc server and the learner's threads, then the local actors.

@@ -190,8 +190,10 @@ c10::intrusive_ptr<c10d::Store> C10dGroup::connect_store(bool serve) const {
 
 StepAgreement C10dGroup::agree(const StepProposal& p) {
   std::vector<at::Tensor> t{torch::tensor({static_cast<double>(p.frames), p.stop ? 1.0 : 0.0, p.paused ? 1.0 : 0.0,
-                                           static_cast<double>(p.config_version), p.has_batch ? 1.0 : 0.0},
-                                          torch::kFloat64)};
+                                           static_cast<double>(p.config_version), p.has_batch ? 1.0 : 0.0,
+                                           p.checkpoint ? 1.0 : 0.0},
+                                          torch::kFloat64)
+                               .to(collective_device())};
   try {
     process_group_->allreduce(t)->wait(timeout_);
   } catch (const std::exception& e) {
@@ -205,6 +207,7 @@ StepAgreement C10dGroup::agree(const StepProposal& p) {
   a.paused = v[2] > 0;
   a.config_version = static_cast<uint64_t>(std::llround(v[3]));
   a.batches = static_cast<int>(std::llround(v[4]));
+  a.checkpoint = v[5] > 0;
   batches_ = a.batches;
   return a;
 }
@@ -248,9 +251,10 @@ void C10dGroup::average_gradients(const std::vector<at::Tensor>& params) {
 void C10dGroup::after_step(int64_t step, uint64_t weights_hash) {
   if (options_.check_every <= 0 || step % options_.check_every != 0) return;
   const int n = options_.world_size;
-  std::vector<at::Tensor> in{torch::tensor({static_cast<int64_t>(weights_hash)}, torch::kInt64)};
+  const torch::Device device = collective_device();
+  std::vector<at::Tensor> in{torch::tensor({static_cast<int64_t>(weights_hash)}, torch::kInt64).to(device)};
   std::vector<std::vector<at::Tensor>> out(1);
-  for (int r = 0; r < n; ++r) out[0].push_back(torch::empty({1}, torch::kInt64));
+  for (int r = 0; r < n; ++r) out[0].push_back(torch::empty({1}, torch::TensorOptions(torch::kInt64).device(device)));
   try {
     process_group_->allgather(out, in)->wait(timeout_);
   } catch (const std::exception& e) {
@@ -266,6 +270,40 @@ void C10dGroup::after_step(int64_t step, uint64_t weights_hash) {
   if (!differ.empty()) {
     throw GroupError("learner group: the weights of " + differ + " differ from rank 0's at optimizer step " +
                      std::to_string(step) + " (their hashes differ): the ranks no longer train one model");
+  }
+}
+
+torch::Device C10dGroup::collective_device() const {
+#ifdef USE_C10D_NCCL
+  if (options_.device == "cuda") return torch::Device(torch::kCUDA);  // NCCL's collectives take CUDA tensors
+#endif
+  return torch::Device(torch::kCPU);
+}
+
+void C10dGroup::broadcast_from_rank0(std::string& bytes) {
+  const torch::Device device = collective_device();
+  c10d::BroadcastOptions from_rank0;
+  from_rank0.rootRank = 0;
+  try {
+    std::vector<at::Tensor> size{torch::tensor({static_cast<int64_t>(bytes.size())}, torch::kInt64).to(device)};
+    process_group_->broadcast(size, from_rank0)->wait(timeout_);
+    const int64_t n = size[0].item<int64_t>();
+    if (n == 0) {
+      bytes.clear();
+      return;
+    }
+    at::Tensor data = torch::empty({n}, torch::kUInt8);
+    if (rank() == 0) std::memcpy(data.data_ptr<uint8_t>(), bytes.data(), static_cast<size_t>(n));
+    std::vector<at::Tensor> payload{data.to(device)};
+    process_group_->broadcast(payload, from_rank0)->wait(timeout_);
+    if (rank() != 0) {
+      data = payload[0].to(torch::kCPU);
+      bytes.assign(reinterpret_cast<const char*>(data.data_ptr<uint8_t>()), static_cast<size_t>(n));
+    }
+  } catch (const GroupError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw GroupError(blame(e.what()));
   }
 }
 

@@ -68,6 +68,13 @@ class C10dGroup : public StepSync {
   void average_gradients(const std::vector<at::Tensor>& params) override;
   void after_step(int64_t step, uint64_t weights_hash) override;
 
+  // Rank 0's `bytes` to every rank (the others' are replaced): the group's
+  // checkpoint on --resume, so that no rank needs rank 0's files. A
+  // collective like agree(): every rank calls it, in the same order, from the
+  // thread that runs the group's collectives (before the learner starts).
+  // Throws GroupError as a failed round.
+  void broadcast_from_rank0(std::string& bytes);
+
   const std::vector<GroupMember>& members() const { return members_; }
   const GroupOptions& options() const { return options_; }
 
@@ -97,6 +104,7 @@ class C10dGroup : public StepSync {
   // stopped in the last beats, or whose process on this host is gone.
   std::string blame(const std::string& what);
   c10::intrusive_ptr<c10d::Store> connect_store(bool serve) const;
+  torch::Device collective_device() const;  // where the collectives' tensors live
 
   const GroupOptions options_;
   const Rendezvous rendezvous_;

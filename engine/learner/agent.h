@@ -173,7 +173,16 @@ class Agent {
   // that replaced one of an earlier checkpoint of the same step).
   virtual void save(const std::string& path, const Counters& counters) = 0;
   // Only before the threads start. Throws CheckpointError, leaving the agent as it was.
-  virtual Counters restore(const std::string& path) = 0;
+  Counters restore(const std::string& path) { return restore(path, path); }
+  // The same with the companions read from COMPANIONS + each suffix instead of
+  // beside PATH: a rank of a learner group other than 0 takes the group's model
+  // (rank 0's, broadcast) and its own part (R2D2: its own replay).
+  virtual Counters restore(const std::string& path, const std::string& companions) = 0;
+  // A learner group's rank part (docs/distributed-design.md "Checkpoints"):
+  // what this rank alone holds, written to BASE + each of
+  // checkpoint_companions() (R2D2: BASE.replay). Rank 0 writes its part
+  // within save(); the other ranks write only this. Throws CheckpointError.
+  virtual void save_companions(const std::string& base) { (void)base; }
   // The acting weights alone, for evaluation outside a run (`moonseed eval`): no optimizer
   // state, nothing beside PATH (R2D2's replay) is read. Errors as restore.
   virtual Counters restore_weights(const std::string& path) { return restore(path); }

@@ -22,6 +22,19 @@ const char* const kFormatKey = "moonseed_checkpoint_format";
 
 std::string errno_text() { return std::strerror(errno); }
 
+// A rank part's counters file (save_rank_counters) says so under this key.
+const char* const kRankPartKey = "moonseed_rank_part_format";
+
+void write_counters(torch::serialize::OutputArchive& archive, const Counters& counters) {
+  archive.write("optimizer_steps", c10::IValue(counters.optimizer_steps));
+  archive.write("frames", c10::IValue(counters.frames));
+  archive.write("episodes", c10::IValue(counters.episodes));
+  archive.write("elapsed_s", c10::IValue(counters.elapsed_s));
+  archive.write("trained_frames", c10::IValue(counters.trained_frames));
+  archive.write("eval_episodes", c10::IValue(counters.eval_episodes));
+  archive.write("train_s", c10::IValue(counters.train_s));
+}
+
 // Closes a file descriptor on every path out of a scope.
 class FileDescriptor {
  public:
@@ -164,13 +177,7 @@ void save_checkpoint(const std::string& path, const torch::nn::Module& model,
   torch::serialize::OutputArchive archive;
   archive.write(kFormatKey, c10::IValue(kFormatVersion));
   archive.write("optimizer_kind", c10::IValue(optimizer_kind(optimizer)));
-  archive.write("optimizer_steps", c10::IValue(counters.optimizer_steps));
-  archive.write("frames", c10::IValue(counters.frames));
-  archive.write("episodes", c10::IValue(counters.episodes));
-  archive.write("elapsed_s", c10::IValue(counters.elapsed_s));
-  archive.write("trained_frames", c10::IValue(counters.trained_frames));
-  archive.write("eval_episodes", c10::IValue(counters.eval_episodes));
-  archive.write("train_s", c10::IValue(counters.train_s));
+  write_counters(archive, counters);
   torch::serialize::OutputArchive model_archive(archive.compilation_unit());
   model.save(model_archive);
   archive.write("model", model_archive);
@@ -293,6 +300,39 @@ Counters load_checkpoint_model(const std::string& path, torch::nn::Module& model
   }
   copy_saved(pairs);
   return counters;
+}
+
+void save_rank_counters(const std::string& path, const Counters& counters, int rank) {
+  torch::serialize::OutputArchive archive;
+  archive.write(kRankPartKey, c10::IValue(kFormatVersion));
+  archive.write("rank", c10::IValue(static_cast<int64_t>(rank)));
+  write_counters(archive, counters);
+  write_archive_atomically(archive, path, "rank part");
+}
+
+Counters load_rank_counters(const std::string& path, int rank) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw CheckpointError("rank part not found: " + path);
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path, torch::Device(torch::kCPU));
+    c10::IValue value;
+    if (!archive.try_read(kRankPartKey, value) || !value.isInt()) {
+      throw CheckpointError("file " + path + " is not a Moonseed rank part");
+    }
+    if (value.toInt() != kFormatVersion) {
+      throw CheckpointError("rank part " + path + " has format " + std::to_string(value.toInt()) +
+                            ", this build reads format " + std::to_string(kFormatVersion));
+    }
+    archive.read("rank", value);
+    if (value.toInt() != rank) {
+      throw CheckpointError("rank part " + path + " is rank " + std::to_string(value.toInt()) + "'s, not rank " +
+                            std::to_string(rank) + "'s");
+    }
+    return read_counters(archive);
+  } catch (const c10::Error& e) {
+    throw CheckpointError("rank part " + path + " cannot be read (truncated or corrupt): " + short_reason(e));
+  }
 }
 
 }  // namespace moonseed::engine

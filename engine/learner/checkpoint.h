@@ -62,4 +62,12 @@ Counters load_checkpoint(const std::string& path, torch::nn::Module& model,
 // "online"). Errors and guarantees as load_checkpoint.
 Counters load_checkpoint_model(const std::string& path, torch::nn::Module& model, const std::string& part = "");
 
+// A learner group's rank part (docs/distributed-design.md "Checkpoints"): this
+// rank's own counters (frames, episodes... it received; the optimizer step of
+// the group's checkpoint it belongs to), in a file of their own, crash-safe as
+// save_checkpoint. load_rank_counters throws CheckpointError for a missing,
+// corrupt or foreign file, or another rank's.
+void save_rank_counters(const std::string& path, const Counters& counters, int rank);
+Counters load_rank_counters(const std::string& path, int rank);
+
 }  // namespace moonseed::engine

@@ -214,7 +214,10 @@ void Learner::Impl::group_training_loop() {
       proposal.frames = frames.load();
       proposal.has_batch = have_batch;
       proposal.stop = (!have_batch && agent->closed()) || group_stop_requested.load();
-      if (sync->rank() == 0) proposal.config_version = config_version.load();
+      if (sync->rank() == 0) {
+        proposal.config_version = config_version.load();
+        proposal.checkpoint = checkpoint_wanted.load();
+      }
       {
         base::MutexLock lock(pause_mu);
         proposal.paused = paused;
@@ -222,6 +225,11 @@ void Learner::Impl::group_training_loop() {
       const StepAgreement agreed = sync->agree(proposal);
       frames_at_round.store(proposal.frames);
       group_frames_at_round.store(agreed.group_frames);
+      if (agreed.checkpoint || agreed.stop) {
+        // Every rank's part of the same step: this round trains nothing yet.
+        base::MutexLock train(train_mu);
+        checkpoint_round();
+      }
       if (agreed.stop) break;
       if (agreed.paused) {
         // Every rank holds its batch and asks again: a paused rank pauses the group.

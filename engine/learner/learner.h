@@ -109,10 +109,25 @@ class Learner {
   // Loads model, optimizer and counters (and what the algorithm keeps beside
   // them, such as R2D2's replay). Only before start(). Throws CheckpointError.
   Counters restore(const std::string& checkpoint_path);
-  // A rank other than 0 of a learner group resuming: the weights, optimizer
-  // state and optimizer step of rank 0's checkpoint, and none of its other
-  // counters (they are rank 0's, and the group's frames). Errors as restore().
-  Counters restore_group_weights(const std::string& checkpoint_path);
+  // A rank of a learner group keeps its part of every group checkpoint
+  // (docs/distributed-design.md "Checkpoints": its own counters, and R2D2's
+  // replay): at each round the group agrees to checkpoint, and at its last
+  // round, the training thread writes it at part_of_step(step)
+  // (RunDirectory::rank_part_path), then calls `saved` (the run prunes). A
+  // part that cannot be written is logged; training goes on. Only before start().
+  void keep_rank_parts(std::function<std::string(int64_t step)> part_of_step, std::function<void()> saved);
+  // A rank of a group that has stopped: its part of the step it reached,
+  // unless it has one (the group's last round wrote it). False when it could
+  // not be written (logged). Thread-safe.
+  bool save_rank_part();
+  // Rank 0 of a group resuming, after restore(): its own counters from its
+  // part (the checkpoint's frames are the group's). Errors as restore().
+  Counters restore_rank_counters(const std::string& part, int rank);
+  // A rank other than 0 of a group resuming: the weights, optimizer state and
+  // optimizer step of the group's checkpoint `model` (rank 0's, sent to this
+  // rank), with this rank's counters and companions (R2D2's replay) from its
+  // part ("" for none: they start afresh). Errors as restore().
+  Counters restore_group_rank(const std::string& model, const std::string& part, int rank);
   // What a complete checkpoint has beside its file, as suffixes of its path
   // (R2D2: ".replay"): RunDirectory::newest_checkpoint takes them.
   std::vector<std::string> checkpoint_companions() const;
@@ -184,7 +199,9 @@ class Learner {
   void save_checkpoint(const std::string& path, double elapsed_s);
   // The same, to the path `path_of_step` gives for the optimizer step the
   // checkpoint holds: it is read with training held, so the name and the
-  // content agree. Returns that path.
+  // content agree. Returns that path. In a learner group (rank 0) the
+  // training thread saves it at the next round, where every rank saves its
+  // part of the same step; once the group has stopped, at its last step.
   std::string save_checkpoint(const std::function<std::string(int64_t step)>& path_of_step, double elapsed_s);
 
  private:

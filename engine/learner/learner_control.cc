@@ -81,11 +81,41 @@ void Learner::request_group_stop() {
   impl_->pause_cv.notify_all();
 }
 
-Counters Learner::restore_group_weights(const std::string& checkpoint_path) {
-  if (impl_->started) throw std::logic_error("Learner::restore_group_weights must come before start()");
-  Counters c = impl_->agent->restore(checkpoint_path);
-  impl_->optimizer_steps = c.optimizer_steps;
-  impl_->restored_train_s = c.train_s;
+void Learner::keep_rank_parts(std::function<std::string(int64_t step)> part_of_step, std::function<void()> saved) {
+  if (impl_->started) throw std::logic_error("Learner::keep_rank_parts must come before start()");
+  impl_->part_of_step = std::move(part_of_step);
+  impl_->parts_saved = std::move(saved);
+}
+
+bool Learner::save_rank_part() {
+  base::MutexLock train(impl_->train_mu);
+  return impl_->sync == nullptr || impl_->save_rank_part();
+}
+
+Counters Learner::restore_rank_counters(const std::string& part, int rank) {
+  Impl& m = *impl_;
+  if (m.started) throw std::logic_error("Learner::restore_rank_counters must come before start()");
+  const Counters c = load_rank_counters(part, rank);
+  m.frames = c.frames;
+  m.episodes = c.episodes;
+  m.trained_frames = c.trained_frames;
+  m.eval_episodes = c.eval_episodes;
+  m.restored_train_s = c.train_s;
+  return c;
+}
+
+Counters Learner::restore_group_rank(const std::string& model, const std::string& part, int rank) {
+  Impl& m = *impl_;
+  if (m.started) throw std::logic_error("Learner::restore_group_rank must come before start()");
+  // Without a part, the companions are looked for where there are none: the
+  // algorithm starts what they hold afresh (R2D2: an empty replay, said so).
+  const Counters group = m.agent->restore(model, part.empty() ? model + ".no-rank-part" : part);
+  m.optimizer_steps = group.optimizer_steps;
+  m.restored_train_s = 0;
+  // This rank's own counters (zeros without a part), at the group's step and wall time.
+  Counters c = part.empty() ? Counters{} : restore_rank_counters(part, rank);
+  c.optimizer_steps = group.optimizer_steps;
+  c.elapsed_s = group.elapsed_s;
   return c;
 }
 
@@ -239,26 +269,101 @@ void Learner::save_checkpoint(const std::string& path, double elapsed_s) {
 
 std::string Learner::save_checkpoint(const std::function<std::string(int64_t step)>& path_of_step, double elapsed_s) {
   Impl& m = *impl_;
+  if (m.sync != nullptr && m.started && !m.group_stopped.load()) {
+    // A group's checkpoint is taken at a round all ranks agree on, by the
+    // training thread, so that every rank's part is of the same step.
+    Impl::CheckpointRequest request;
+    request.path_of_step = path_of_step;
+    request.elapsed_s = elapsed_s;
+    base::MutexLock lock(m.checkpoint_mu);
+    m.checkpoint_request = &request;
+    m.checkpoint_wanted.store(true);
+    while (!request.done && !m.group_stopped.load()) m.checkpoint_cv.wait_for(lock, std::chrono::milliseconds(100));
+    m.checkpoint_request = nullptr;
+    m.checkpoint_wanted.store(false);
+    if (request.done) {
+      if (!request.error.empty()) throw CheckpointError(request.error);
+      return request.path;
+    }
+    // The group stopped first: the checkpoint of its last step, below.
+  }
   // Held through the save: no step can change the weights or the step count
   // between reading the counters and writing the files.
   base::MutexLock train(m.train_mu);
+  if (m.sync != nullptr) {
+    m.save_rank_part();  // a group that stopped without a last round (a rank failed): this rank's part now
+    return m.save_group_model(path_of_step, elapsed_s);
+  }
   if (m.failed()) {
     throw CheckpointError("not saved: the model's weights are not finite (training diverged); the last good "
                           "checkpoint stays");
   }
-  Counters c;
-  c.optimizer_steps = m.optimizer_steps.load();
-  // A group's checkpoint holds the group's frames: every rank resumes from it
-  // (Run gives them to rank 0 and 0 to the others), so schedules go on alike.
-  c.frames = m.sync != nullptr ? m.group_frames_now() : m.frames.load();
-  c.episodes = m.episodes.load();
-  c.trained_frames = m.trained_frames.load();
-  c.eval_episodes = m.eval_episodes.load();
-  c.elapsed_s = elapsed_s;
-  c.train_s = m.train_seconds();
+  const Counters c = m.counters_now(elapsed_s, true);
   const std::string path = path_of_step(c.optimizer_steps);
   m.agent->save(path, c);
   return path;
+}
+
+Counters Learner::Impl::counters_now(double elapsed_s, bool own) const {
+  Counters c;
+  c.optimizer_steps = optimizer_steps.load();
+  // A group's checkpoint holds the group's frames (schedules read them); each
+  // rank's part holds its own, which it resumes with.
+  c.frames = own ? frames.load() : group_frames_now();
+  c.episodes = episodes.load();
+  c.trained_frames = trained_frames.load();
+  c.eval_episodes = eval_episodes.load();
+  c.elapsed_s = elapsed_s;
+  c.train_s = train_seconds();
+  return c;
+}
+
+bool Learner::Impl::save_rank_part() {
+  const int64_t step = optimizer_steps.load();
+  if (!part_of_step || part_step == step) return true;
+  if (failed()) return false;  // weights that diverged are never a checkpoint's
+  const std::string part = part_of_step(step);
+  try {
+    // The companions first, the counters last: the .part file says the part is whole.
+    if (sync->rank() != 0) agent->save_companions(part);
+    save_rank_counters(part, counters_now(0, true), sync->rank());
+  } catch (const std::exception& e) {
+    base::log_error("learner rank " + std::to_string(sync->rank()) + ": its part of the checkpoint of step " +
+                    std::to_string(step) + " was not saved: " + e.what() +
+                    " (a resume takes its newest earlier part)");
+    return false;
+  }
+  part_step = step;
+  if (parts_saved) parts_saved();
+  return true;
+}
+
+std::string Learner::Impl::save_group_model(const std::function<std::string(int64_t)>& path_of_step,
+                                            double elapsed_s) {
+  if (failed()) {
+    throw CheckpointError("not saved: the model's weights are not finite (training diverged); the last good "
+                          "checkpoint stays");
+  }
+  const Counters c = counters_now(elapsed_s, false);
+  const std::string path = path_of_step(c.optimizer_steps);
+  agent->save(path, c);
+  return path;
+}
+
+void Learner::Impl::checkpoint_round() {
+  save_rank_part();
+  if (sync->rank() != 0) return;
+  base::MutexLock lock(checkpoint_mu);
+  CheckpointRequest* request = checkpoint_request;
+  if (request == nullptr || request->done) return;
+  try {
+    request->path = save_group_model(request->path_of_step, request->elapsed_s);
+  } catch (const std::exception& e) {
+    request->error = e.what();
+  }
+  request->done = true;
+  checkpoint_wanted.store(false);
+  checkpoint_cv.notify_all();
 }
 
 }  // namespace moonseed::engine

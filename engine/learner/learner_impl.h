@@ -166,6 +166,35 @@ struct Learner::Impl {
   int64_t group_frames_now() const {
     return group_frames_at_round.load() + std::max<int64_t>(0, frames.load() - frames_at_round.load());
   }
+  // Group checkpoints (docs/distributed-design.md "Checkpoints"). Every rank
+  // writes its part of step S at the round the group agrees to checkpoint (and
+  // at its last round); rank 0's training thread then writes the model too,
+  // for the save_checkpoint call waiting on `checkpoint_cv`.
+  std::function<std::string(int64_t)> part_of_step;  // set before start (keep_rank_parts)
+  std::function<void()> parts_saved;                  // after each part: the run prunes old ones
+  int64_t part_step GUARDED_BY(train_mu) = -1;        // the step of this rank's newest part
+  struct CheckpointRequest {
+    std::function<std::string(int64_t)> path_of_step;
+    double elapsed_s = 0;
+    bool done = false;
+    std::string path, error;
+  };
+  base::Mutex checkpoint_mu;
+  base::CondVar checkpoint_cv;
+  CheckpointRequest* checkpoint_request GUARDED_BY(checkpoint_mu) = nullptr;
+  std::atomic<bool> checkpoint_wanted{false};
+  // The counters a checkpoint of now holds: the group's frames in a group
+  // (rank 0's checkpoint is the group's), this rank's own with `own`.
+  Counters counters_now(double elapsed_s, bool own) const;
+  // This rank's part at the current step, unless it has one: false (logged)
+  // when it could not be written.
+  bool save_rank_part() REQUIRES(train_mu);
+  // Rank 0: the model of the current step (after save_rank_part). Returns its path.
+  std::string save_group_model(const std::function<std::string(int64_t)>& path_of_step, double elapsed_s)
+      REQUIRES(train_mu);
+  // The training thread at a checkpoint round: the parts, then rank 0 serves
+  // the waiting save_checkpoint.
+  void checkpoint_round() REQUIRES(train_mu) EXCLUDES(checkpoint_mu);
 
   void inference_loop();
   // Closes the connection of `r` with `reason` and forgets the partial

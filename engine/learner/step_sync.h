@@ -4,7 +4,8 @@
 // group has none.
 //
 // Every training step of every rank is one round, in the same order on all:
-//   agree(proposal)          -> the group's frames, stop, pause, config version
+//   agree(proposal)          -> the group's frames, stop, pause, config version,
+//                               checkpoint (each rank then saves its part; also at stop)
 //   (forward, backward)
 //   average_gradients(params) -> each gradient replaced by its mean over the ranks
 //   (clip, optimizer step: identical on every rank, so the weights stay equal)
@@ -44,6 +45,7 @@ struct StepProposal {
   bool paused = false;          // this rank is paused (ctl pause)
   bool has_batch = true;        // this rank has a training batch for this round
   uint64_t config_version = 0;  // rank 0: its newest hot config version; others: 0
+  bool checkpoint = false;      // rank 0: a checkpoint is asked for
 };
 
 // What every rank of the group sees after a round: the same values on all.
@@ -53,6 +55,7 @@ struct StepAgreement {
   bool paused = false;          // some rank is paused: no step this round, every rank keeps its batch
   int batches = 0;              // ranks with a batch: 0 = no step this round; the gradients' mean is over these
   uint64_t config_version = 0;  // rank 0's hot config, applied by every rank before this step
+  bool checkpoint = false;      // every rank saves its part of the checkpoint of the step reached so far
 };
 
 class StepSync {

@@ -324,20 +324,22 @@ class R2d2Agent : public Agent {
     }
   }
 
-  Counters restore(const std::string& path) override {
+  void save_companions(const std::string& base) override { core_.replay().save(replay_path(base)); }
+
+  Counters restore(const std::string& path, const std::string& companions) override {
     NetPair nets(core_.online(), core_.target());
     // The replay first, the file most likely to be refused (columns of another
     // model). A restore that fails aborts the resume, so whatever it loaded
     // before failing is never trained on.
-    const std::string replay_file = replay_path(path);
+    const std::string replay_file = replay_path(companions);
     std::error_code ec;
     const bool have_replay = std::filesystem::is_regular_file(replay_file, ec);
     if (have_replay) core_.replay().load(replay_file);
     Counters c = load_checkpoint(path, nets, core_.optimizer());
     core_.set_learning_steps(c.optimizer_steps);
     if (!have_replay) {
-      base::log_warning("no replay beside " + path + " (" + replay_file +
-                        " is missing); R2D2 resumes with an empty replay");
+      base::log_warning((companions == path ? "no replay beside " + path : "no replay for " + path) + " (" +
+                        replay_file + " is missing); R2D2 resumes with an empty replay");
     }
     return c;
   }

@@ -31,9 +31,9 @@ void make_dir(const std::string& path) {
   if (ec) throw std::runtime_error("cannot create directory " + path + ": " + ec.message());
 }
 
-// "ckpt-123.pt" -> 123, anything else -> -1.
-int64_t checkpoint_step(const std::string& filename) {
-  const std::string prefix = "ckpt-", suffix = ".pt";
+// "ckpt-123.pt" -> 123 (a rank part's "rank-123.part" with those), anything else -> -1.
+int64_t checkpoint_step(const std::string& filename, const std::string& prefix = "ckpt-",
+                        const std::string& suffix = ".pt") {
   if (filename.size() <= prefix.size() + suffix.size()) return -1;
   if (filename.compare(0, prefix.size(), prefix) != 0) return -1;
   if (filename.compare(filename.size() - suffix.size(), suffix.size(), suffix) != 0) return -1;
@@ -129,6 +129,49 @@ std::string RunDirectory::newest_checkpoint(const std::vector<std::string>& comp
     if (complete) return *it;
   }
   return "";
+}
+
+std::string RunDirectory::rank_part_path(int64_t step) const {
+  return checkpoints_dir() + "/rank-" + std::to_string(step) + ".part";
+}
+
+std::vector<std::pair<int64_t, std::string>> RunDirectory::rank_parts() const {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
+    const int64_t step = checkpoint_step(entry.path().filename().string(), "rank-", ".part");
+    if (step >= 0) found.emplace_back(step, entry.path().string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+std::string RunDirectory::newest_rank_part(int64_t at_most_step) const {
+  const auto parts = rank_parts();
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (it->first <= at_most_step) return it->second;
+  }
+  return "";
+}
+
+void RunDirectory::prune_rank_parts(int keep) const {
+  const auto parts = rank_parts();
+  std::error_code ec;
+  for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 1)) < parts.size(); ++i) fs::remove(parts[i].second, ec);
+  // Then every file of a part whose .part is gone (pruned above, or never
+  // written: a save interrupted), and what a save left half written.
+  std::vector<std::string> doomed;
+  for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, 5, "rank-") != 0) continue;
+    const size_t dot = name.find(".part");
+    const std::string part = dot == std::string::npos ? "" : name.substr(0, dot + 5);
+    const bool ours = checkpoint_step(part, "rank-", ".part") >= 0;
+    if (ours && (ends_with(name, ".partial") || !fs::exists(checkpoints_dir() + "/" + part, ec))) {
+      doomed.push_back(entry.path().string());
+    }
+  }
+  for (const std::string& path : doomed) fs::remove(path, ec);
 }
 
 void RunDirectory::prune_checkpoints(int keep) const {

@@ -15,7 +15,9 @@
 // writes its checkpoints/ while it prunes.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moonseed::engine {
@@ -55,12 +57,24 @@ class RunDirectory {
   // only while no checkpoint is being written.
   std::vector<std::string> remove_unfinished_checkpoint_files() const;
 
+  // A learner group's rank parts (docs/distributed-design.md "Checkpoints"):
+  // what each rank alone holds of the group's checkpoint of step S, in that
+  // rank's own directory: checkpoints/rank-S.part (its counters, the part's
+  // last file) and companions rank-S.part<suffix> (R2D2: .replay).
+  std::string rank_part_path(int64_t step) const;
+  // The newest rank part of a step at or before `at_most_step` ("" if none).
+  std::string newest_rank_part(int64_t at_most_step) const;
+  // Keeps the newest `keep` parts; deletes the others, the companions of a
+  // part whose .part is missing, and .partial files of interrupted saves.
+  void prune_rank_parts(int keep) const;
+
   // Writes `content` to RUN/name via a .partial file, fsync and rename, so a
   // crash leaves either the old or the new file, never half of one.
   void write_file_atomic(const std::string& name, const std::string& content) const;
 
  private:
   explicit RunDirectory(std::string path) : path_(std::move(path)) {}
+  std::vector<std::pair<int64_t, std::string>> rank_parts() const;  // (step, path), oldest first
   std::string path_;
 };
 

@@ -275,7 +275,10 @@ class VtraceAgent : public Agent {
     save_checkpoint(path, *model_, *optimizer_, counters);
   }
 
-  Counters restore(const std::string& path) override { return load_checkpoint(path, *model_, *optimizer_); }
+  Counters restore(const std::string& path, const std::string& companions) override {
+    (void)companions;  // none: the model and the optimizer are the whole checkpoint
+    return load_checkpoint(path, *model_, *optimizer_);
+  }
 
  private:
   bool is_eval(int slot) const {

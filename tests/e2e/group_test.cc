@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -52,6 +54,35 @@ pid_t rank_pid(const std::string& log, int rank) {
 
 bool rank_alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
 
+// The names of the files in `dir` that start with `prefix` and end with `suffix`, sorted by
+// the number between them (ckpt-9.pt before ckpt-10.pt).
+std::vector<std::string> files_named(const std::string& dir, const std::string& prefix, const std::string& suffix) {
+  std::vector<std::pair<long long, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || name.size() < prefix.size() + suffix.size()) continue;
+    if (name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    found.emplace_back(std::atoll(name.c_str() + prefix.size()), name);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> names;
+  for (auto& f : found) names.push_back(std::move(f.second));
+  return names;
+}
+
+// `key` of `row`, -1 when the row has no such field.
+double field(const MetricsRow& row, const std::string& key) {
+  const auto it = row.find(key);
+  return it == row.end() ? -1 : it->second;
+}
+
+// The row of a metrics.jsonl whose "event" is `event`, the newest (empty when none).
+MetricsRow last_event(const std::string& metrics_path, const std::string& event) {
+  const std::vector<MetricsRow> rows = read_events(metrics_path, event);
+  return rows.empty() ? MetricsRow{} : rows.back();
+}
+
 
 // Both ranks have trained: rank 0's rows show each rank's frames.
 bool both_ranks_trained(const TrainingRun& run) {
@@ -82,10 +113,16 @@ TEST(LearnerGroup, TwoRanksSolveCartPoleInOneCommandAndEndWithEqualWeights) {
   const std::string rank1 = last_string(dir + "/ranks/1/metrics.jsonl", "weights_hash");
   ASSERT_FALSE(rank0.empty()) << read_file(run.log);
   EXPECT_EQ(rank0, rank1) << read_file(dir + "/ranks/1/run.log");
-  // Rank 1 kept its own files under the group's run directory, and no checkpoint.
+  // Rank 1 kept its own files under the group's run directory: no model, but
+  // its part of the group's last checkpoint, of the same step as rank 0's.
   EXPECT_TRUE(std::filesystem::exists(dir + "/ranks/1/actors"));
-  EXPECT_TRUE(std::filesystem::is_empty(dir + "/ranks/1/checkpoints"));
-  EXPECT_FALSE(std::filesystem::is_empty(dir + "/checkpoints"));
+  const std::vector<std::string> models = files_named(dir + "/checkpoints", "ckpt-", ".pt");
+  ASSERT_FALSE(models.empty());
+  EXPECT_TRUE(files_named(dir + "/ranks/1/checkpoints", "ckpt-", "").empty());
+  const std::string step = models.back().substr(5, models.back().size() - 8);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/ranks/1/checkpoints/rank-" + step + ".part"))
+      << read_file(dir + "/ranks/1/run.log");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/checkpoints/rank-" + step + ".part"));
 }
 
 TEST(LearnerGroup, TwoR2d2RanksEachWithItsOwnReplayTrainOneModel) {
@@ -98,6 +135,27 @@ TEST(LearnerGroup, TwoR2d2RanksEachWithItsOwnReplayTrainOneModel) {
   // Each rank filled its own replay from its own actors.
   EXPECT_GT(last(read_metrics(dir + "/ranks/1/metrics.jsonl"), "replay_size"), 0) << read_file(dir + "/ranks/1/run.log");
   EXPECT_FALSE(last_string(dir + "/metrics.jsonl", "weights_hash").empty());
+  EXPECT_EQ(last_string(dir + "/metrics.jsonl", "weights_hash"),
+            last_string(dir + "/ranks/1/metrics.jsonl", "weights_hash"));
+  // Rank 1's part of the last checkpoint holds its own replay and counters.
+  const std::vector<std::string> parts = files_named(dir + "/ranks/1/checkpoints", "rank-", ".part");
+  ASSERT_FALSE(parts.empty()) << read_file(dir + "/ranks/1/run.log");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/ranks/1/checkpoints/" + parts.back() + ".replay"));
+  const double rank1_frames = last(read_metrics(dir + "/ranks/1/metrics.jsonl"), "frames");
+
+  // --resume restores the whole group: rank 1 gets the model from rank 0 and
+  // its own replay and frames from its part, not rank 0's.
+  ChildProcess resumed({kBinary, "run", "--resume", dir, frames_past_last_row(run, 6000), "log.interval_s=0.25"},
+                       run.log);
+  ASSERT_EQ(resumed.wait(280), std::optional<int>(0)) << read_file(run.log);
+  const MetricsRow rank1 = last_event(dir + "/ranks/1/metrics.jsonl", "resume");
+  ASSERT_FALSE(rank1.empty()) << read_file(dir + "/ranks/1/run.log");
+  EXPECT_GT(field(rank1, "replay_size"), 0) << read_file(dir + "/ranks/1/run.log");
+  EXPECT_GT(field(rank1, "frames"), 0);
+  EXPECT_LE(field(rank1, "frames"), rank1_frames);
+  const MetricsRow rank0 = last_event(dir + "/metrics.jsonl", "resume");
+  EXPECT_EQ(field(rank1, "optimizer_steps"), field(rank0, "optimizer_steps"));
+  EXPECT_NE(read_file(dir + "/ranks/1/run.log").find("and its own part"), std::string::npos);
   EXPECT_EQ(last_string(dir + "/metrics.jsonl", "weights_hash"),
             last_string(dir + "/ranks/1/metrics.jsonl", "weights_hash"));
 }
@@ -122,7 +180,10 @@ TEST(LearnerGroup, AKilledRankStopsTheGroupNamingItAndResumeRestartsTheGroup) {
   ASSERT_EQ(resumed.wait(180), std::optional<int>(0)) << read_file(run.log);
   const std::vector<MetricsRow> rows = run.metrics();
   EXPECT_GT(last(rows, "optimizer_steps"), steps);
-  EXPECT_NE(read_file(run.run_dir() + "/ranks/1/run.log").find("resumed the group's weights"), std::string::npos);
+  // Rank 1 was killed before the group's last checkpoint: it takes its newest part, of a checkpoint before.
+  const std::string rank1_log = read_file(run.run_dir() + "/ranks/1/run.log");
+  EXPECT_NE(rank1_log.find("resumed the group's checkpoint"), std::string::npos) << rank1_log;
+  EXPECT_NE(rank1_log.find("and its own part"), std::string::npos) << rank1_log;
   EXPECT_EQ(last_string(run.run_dir() + "/metrics.jsonl", "weights_hash"),
             last_string(run.run_dir() + "/ranks/1/metrics.jsonl", "weights_hash"));
 }

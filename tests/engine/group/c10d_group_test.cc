@@ -76,6 +76,26 @@ TEST(C10dGroup, RanksAgreeOnTheSumOfTheirFramesAndOnAStopAnyOfThemAsks) {
   }
 }
 
+TEST(C10dGroup, RankZerosCheckpointRequestIsEveryRanksAndItsBytesReachEveryRank) {
+  std::vector<StepAgreement> seen(3);
+  std::vector<std::string> got(3);
+  // Bytes of every value, and more than one Gloo message's worth.
+  std::string sent(300000, '\0');
+  for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<char>(i * 131 % 256);
+  with_ranks(3, fresh_store_file(), [&](int rank, C10dGroup& group) {
+    StepProposal p;
+    p.checkpoint = rank == 0;
+    seen[static_cast<size_t>(rank)] = group.agree(p);
+    std::string bytes = rank == 0 ? sent : "this rank's own, replaced";
+    group.broadcast_from_rank0(bytes);
+    got[static_cast<size_t>(rank)] = bytes;
+  });
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(seen[static_cast<size_t>(r)].checkpoint) << "rank " << r;
+    EXPECT_EQ(got[static_cast<size_t>(r)], sent) << "rank " << r;
+  }
+}
+
 TEST(C10dGroup, AveragedGradientsAreTheMeanOverTheRanksOnEveryRank) {
   std::vector<torch::Tensor> after(2);
   with_ranks(2, fresh_store_file(), [&](int rank, C10dGroup& group) {

@@ -67,5 +67,36 @@ TEST(CheckpointCounters, ACheckpointFromBeforeTheyWereKeptLoadsThemAsZero) {
   EXPECT_EQ(got.eval_episodes, 0);
 }
 
+TEST(CheckpointCounters, ARankPartHoldsItsRanksCountersAndNoOtherRankTakesIt) {
+  TempDir tmp;
+  Counters counters;
+  counters.optimizer_steps = 40;
+  counters.frames = 12345;
+  counters.episodes = 67;
+  counters.trained_frames = 8192;
+  counters.eval_episodes = 5;
+  counters.train_s = 3.25;
+  save_rank_counters(tmp.path("rank-40.part"), counters, 1);
+  const Counters got = load_rank_counters(tmp.path("rank-40.part"), 1);
+  EXPECT_EQ(got.optimizer_steps, 40);
+  EXPECT_EQ(got.frames, 12345);
+  EXPECT_EQ(got.episodes, 67);
+  EXPECT_EQ(got.trained_frames, 8192);
+  EXPECT_EQ(got.eval_episodes, 5);
+  EXPECT_DOUBLE_EQ(got.train_s, 3.25);
+  try {
+    load_rank_counters(tmp.path("rank-40.part"), 2);
+    ADD_FAILURE() << "rank 2 took rank 1's part";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1's, not rank 2's"), std::string::npos) << e.what();
+  }
+  // A model checkpoint is not a rank part, and a missing file is named.
+  models::PolicyNet net = small_net();
+  auto opt = make_optimizer(OptimizerConfig{}, net->parameters());
+  save_checkpoint(tmp.path("ckpt-40.pt"), *net, *opt, counters);
+  EXPECT_THROW(load_rank_counters(tmp.path("ckpt-40.pt"), 1), CheckpointError);
+  EXPECT_THROW(load_rank_counters(tmp.path("rank-41.part"), 1), CheckpointError);
+}
+
 }  // namespace
 }  // namespace moonseed::engine

@@ -70,5 +70,29 @@ TEST_F(RunDirectoryTest, PruningKeepsTheNewestWithTheirCompanionsAndRemovesLefto
   EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-20.pt", "ckpt-20.pt.replay", "ckpt-30.pt", "ckpt-30.pt.replay"}));
 }
 
+TEST_F(RunDirectoryTest, ARankResumesFromItsNewestPartAtOrBeforeTheGroupsStep) {
+  EXPECT_EQ(dir_.rank_part_path(20), path("rank-20.part"));
+  EXPECT_EQ(dir_.newest_rank_part(100), "");
+  // A part is whole once its .part is there: rank-30's replay alone is not one.
+  for (const char* name : {"rank-10.part", "rank-10.part.replay", "rank-20.part", "rank-30.part.replay", "ckpt-40.pt"}) {
+    touch(name);
+  }
+  EXPECT_EQ(dir_.newest_rank_part(100), path("rank-20.part"));
+  EXPECT_EQ(dir_.newest_rank_part(20), path("rank-20.part"));
+  EXPECT_EQ(dir_.newest_rank_part(19), path("rank-10.part"));
+  EXPECT_EQ(dir_.newest_rank_part(9), "");
+}
+
+TEST_F(RunDirectoryTest, PruningRankPartsKeepsTheNewestAndLeavesTheCheckpointsAlone) {
+  for (const char* name : {"rank-5.part", "rank-5.part.replay", "rank-10.part", "rank-10.part.replay", "rank-20.part",
+                           "rank-20.part.replay", "rank-30.part.replay", "rank-40.part.partial", "ckpt-5.pt",
+                           "ckpt-5.pt.replay"}) {
+    touch(name);
+  }
+  dir_.prune_rank_parts(2);
+  EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-5.pt", "ckpt-5.pt.replay", "rank-10.part", "rank-10.part.replay",
+                                               "rank-20.part", "rank-20.part.replay"}));
+}
+
 }  // namespace
 }  // namespace moonseed::engine
