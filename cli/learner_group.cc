@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cmath>
@@ -281,17 +282,19 @@ std::vector<std::optional<std::string>> SealedValues::reports() {
   return out;
 }
 
-std::string rank_report(int rank, const std::string& host, const engine::LearnerStats& s, double fps) {
+std::string rank_report(int rank, const std::string& host, const engine::LearnerStats& s, double fps,
+                        int64_t seq) {
   engine::MetricsRow row;
   row.add("rank", rank).add("host", host).add("frames", s.frames).add("fps", fps).add("episodes", s.episodes)
       .add("return_mean", s.return_mean).add("return_count", std::min<int64_t>(s.episodes, kReturnWindow))
       .add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean)
       .add("eval_return_count", std::min<int64_t>(s.eval_episodes, kReturnWindow))
-      .add("optimizer_steps", s.optimizer_steps).add("actors", s.actors_connected);
+      .add("optimizer_steps", s.optimizer_steps).add("actors", s.actors_connected).add("seq", seq);
   return row.to_json();
 }
 
 std::optional<RankReport> parse_rank_report(const std::string& json) {
+  if (json.size() > kMaxRankReportBytes) return std::nullopt;
   const std::optional<curves::MetricsRow> row = curves::parse_metrics_row(json);
   if (!row) return std::nullopt;
   const auto get = [&](const char* k) {
@@ -310,12 +313,13 @@ std::optional<RankReport> parse_rank_report(const std::string& json) {
   r.eval_return_count = get("eval_return_count");
   r.optimizer_steps = get("optimizer_steps");
   r.actors = get("actors");
+  r.seq = get("seq");
   // The one text field (curves' reader keeps numbers only): "host": "NAME", as MetricsRow writes it.
   const std::string tag = "\"host\": \"";
   const size_t at = json.find(tag);
   if (at != std::string::npos) {
     const size_t from = at + tag.size();
-    r.host = json.substr(from, json.find('"', from) - from);
+    r.host = json.substr(from, std::min(json.find('"', from) - from, kMaxRankHostBytes));
   }
   return r;
 }
@@ -364,6 +368,48 @@ void GroupView::add_columns(engine::MetricsRow& row) const {
     row.add(p + "frames", r.frames).add(p + "fps", r.fps).add(p + "episodes", r.episodes)
         .add(p + "return_mean", r.return_mean).add(p + "actors", r.actors);
   }
+}
+
+void GroupStatus::update(const GroupView& view, double now_s) {
+  view_ = view;
+  if (seen_.size() < static_cast<size_t>(std::max(0, view.world_size))) seen_.resize(static_cast<size_t>(view.world_size));
+  for (const RankReport& r : view.ranks) {
+    if (r.rank < 0 || static_cast<size_t>(r.rank) >= seen_.size()) continue;
+    std::optional<Seen>& s = seen_[static_cast<size_t>(r.rank)];
+    // Rank 0's own numbers are this process's, always fresh; another rank's are
+    // new when its report count moved.
+    const bool fresh = r.rank == 0 || !s || s->report.seq != r.seq;
+    s = Seen{r, fresh ? now_s : s->seen_s};
+  }
+}
+
+engine::LearnerStats GroupStatus::with_group_counters(engine::LearnerStats own) const {
+  const engine::LearnerStats& g = view_.stats;
+  own.frames = g.frames;
+  own.episodes = g.episodes;
+  own.eval_episodes = g.eval_episodes;
+  own.actors_connected = g.actors_connected;
+  own.return_mean = g.return_mean;
+  own.eval_return_mean = g.eval_return_mean;
+  return own;
+}
+
+std::string GroupStatus::ranks_json(double now_s, double stale_after_s) const {
+  const double none = std::numeric_limits<double>::quiet_NaN();
+  std::string out = "[";
+  for (size_t rank = 0; rank < seen_.size(); ++rank) {
+    const std::optional<Seen>& s = seen_[rank];
+    const RankReport r = s ? s->report : RankReport{};
+    const double age = s ? std::max(0.0, now_s - s->seen_s) : none;
+    engine::MetricsRow row;
+    row.add("rank", static_cast<double>(rank)).add("host", r.host);
+    row.add("frames", s ? r.frames : none).add("fps", s ? r.fps : none).add("episodes", s ? r.episodes : none)
+        .add("return_mean", s ? r.return_mean : none).add("optimizer_steps", s ? r.optimizer_steps : none)
+        .add("actors", s ? r.actors : none).add("report_age_s", age)
+        .add_json("stale", !s || age > stale_after_s ? "true" : "false");
+    out += (rank ? ", " : "") + row.to_json();
+  }
+  return out + "]";
 }
 
 }  // namespace moonseed::cli

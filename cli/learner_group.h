@@ -106,14 +106,22 @@ class SealedValues {
 std::string hmac_sha256_hex(const std::string& key, const std::string& message);
 
 // One rank's numbers for rank 0: a JSON object (rank_report) read back.
+// `seq` counts the rank's reports (one a log tick): a new one tells rank 0
+// that the rank is still reporting even when its counters stand still.
 struct RankReport {
   int rank = 0;
   std::string host;
   double frames = 0, fps = 0, episodes = 0, return_mean = 0, return_count = 0;
   double eval_episodes = 0, eval_return_mean = 0, eval_return_count = 0;
   double optimizer_steps = 0, actors = 0;
+  double seq = 0;
 };
-std::string rank_report(int rank, const std::string& host, const engine::LearnerStats& s, double fps);
+// Bounds on what parse_rank_report takes from the store: a report is a few
+// hundred bytes; a longer one is refused, a longer host name cut.
+constexpr size_t kMaxRankReportBytes = 4096;
+constexpr size_t kMaxRankHostBytes = 255;
+std::string rank_report(int rank, const std::string& host, const engine::LearnerStats& s, double fps,
+                        int64_t seq = 0);
 std::optional<RankReport> parse_rank_report(const std::string& json);
 
 // Rank 0's view of the group from every rank's newest report (its own from
@@ -129,5 +137,38 @@ struct GroupView {
 };
 GroupView group_view(const engine::LearnerStats& own, double own_fps, const std::string& own_host,
                      const std::vector<std::optional<std::string>>& reports, int world_size);
+
+// What `status` (ctl, attach, the dashboard) shows of a group on rank 0: the
+// view of the last log tick, and each rank's newest report with the time rank
+// 0 first saw it (a new seq), on rank 0's own clock, so that the hosts' clocks
+// need not agree. A rank whose report is older than stale_after_s(interval)
+// is stale: hung, stopped, gone or cut off from the store.
+class GroupStatus {
+ public:
+  // At each log tick of rank 0, `now_s` on the clock `ranks_json` is given.
+  void update(const GroupView& view, double now_s);
+  bool empty() const { return seen_.empty(); }
+  const GroupView& view() const { return view_; }
+  // `own` (rank 0's fresh stats) with the group's counters of the last tick.
+  engine::LearnerStats with_group_counters(engine::LearnerStats own) const;
+  // Every rank 0..world_size-1, by rank: [{"rank": R, "host": ..., "frames", "fps",
+  // "episodes", "return_mean", "optimizer_steps", "actors", "report_age_s", "stale"}, ...];
+  // a rank not heard from yet has nulls and "stale": true.
+  std::string ranks_json(double now_s, double stale_after_s) const;
+  // Three log intervals and five seconds: a rank hands a report to its group's
+  // watchdog at each log tick, the watchdogs write and read the store at their
+  // beats (at most a second apart, engine/group/c10d_group.cc), and rank 0
+  // takes what its watchdog read at each of its own ticks: a live rank's new
+  // report is seen within two beats and two ticks.
+  static double stale_after_s(double log_interval_s) { return 3 * log_interval_s + 5; }
+
+ private:
+  struct Seen {
+    RankReport report;
+    double seen_s = 0;
+  };
+  GroupView view_;
+  std::vector<std::optional<Seen>> seen_;  // by rank
+};
 
 }  // namespace moonseed::cli

@@ -219,11 +219,14 @@ void Run::check_group() {
 engine::LearnerStats Run::run_stats(double fps, engine::MetricsRow* columns, double* group_fps) {
   engine::LearnerStats s = learner_->stats();
   if (!group_) return s;
-  if (columns != nullptr) values_->publish_report(rank_report(rank(), host_, s, fps));  // once a log tick
+  if (columns != nullptr) {  // once a log tick
+    values_->publish_report(rank_report(rank(), host_, s, fps, ++reports_published_));
+  }
   if (rank() > 0) return s;
   const GroupView view = group_view(s, fps, host_, values_->reports(), cfg_.topology.learners);
   if (group_fps != nullptr) *group_fps = view.fps;
   if (columns != nullptr) {
+    group_status_.update(view, elapsed_s());  // for `status`, which the dashboard gets next
     view.add_columns(*columns);
     columns->add("weights_checked_step", s.weights_checked_step);
     char hash[24];
@@ -275,7 +278,7 @@ void Run::log_tick(double now) {
   progress_->update(elapsed, s, fps, cfg_.topology.actors);
 
   check_stop_rules(s, live);
-  if (stop_reason_.empty() && now >= next_checkpoint_) {
+  if (stop_reason_.empty() && rank() == 0 && now >= next_checkpoint_) {  // rank 0 checkpoints the group
     const double interval = std::max(1.0, live.checkpoint.interval_s);
     next_checkpoint_ = now + interval;
     try {

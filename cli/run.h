@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "cli/best_checkpoint.h"
+#include "cli/learner_group.h"
 #include "engine/config/experiment_config.h"
 #include "engine/learner/stats.h"
 #include "engine/run/metrics_log.h"
@@ -176,6 +177,8 @@ class Run {
   bool diverged_ = false;       // the learner failed (the model went non-finite): no final checkpoint, exit 1
   bool group_failed_ = false;   // a rank of the group died, hung or drifted: exit 3
   std::string host_;            // this host's name, in the group's reports
+  int64_t reports_published_ = 0;  // this rank's reports to its group, their seq
+  GroupStatus group_status_;    // rank 0 of a group: the group as `status` shows it
   std::string stop_reason_;    // set to stop; RunControl sets it on `stop`
 };
 

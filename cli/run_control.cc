@@ -90,11 +90,20 @@ std::string RunControl::dispatch(const std::string& command, const std::string& 
 }
 
 std::string RunControl::status() {
-  const engine::LearnerStats s = c_.learner.stats();
+  // On rank 0 of a group, once a log tick has read the ranks' reports: the group's counters.
+  const bool group = c_.group != nullptr && !c_.group->empty();
+  const engine::LearnerStats s = group ? c_.group->with_group_counters(c_.learner.stats()) : c_.learner.stats();
+  const double elapsed = c_.elapsed_s();
   engine::MetricsRow row;
   row.add("run_dir", c_.dir.path()).add("name", c_.cfg.name).add("env", c_.cfg.env.id)
-      .add("elapsed_s", c_.elapsed_s());
+      .add("elapsed_s", elapsed);
   add_counters(row, s, c_.cfg.topology.eval_envs_per_actor > 0);
+  if (group) {
+    const GroupView& view = c_.group->view();
+    row.add("fps", view.fps).add("learners", view.world_size)
+        .add("learners_reporting", static_cast<double>(view.ranks.size()))
+        .add_json("ranks", c_.group->ranks_json(elapsed, GroupStatus::stale_after_s(c_.cfg.log.interval_s)));
+  }
   // Both versions: a `set` is in config_version at once, in applied_config_version after the next step.
   row.add("config_version", static_cast<double>(s.config_version))
       .add("applied_config_version", static_cast<double>(s.applied_config_version))

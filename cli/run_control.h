@@ -4,7 +4,9 @@
 //
 //   help                       the commands
 //   status                     counters, return, config version, paused, and the
-//                              actors (at most 256, by id) with their rates
+//                              actors (at most 256, by id) with their rates; on rank 0
+//                              of a learner group the group's counters and fps, and
+//                              "ranks": each rank's numbers and the age of its report
 //   get [FIELD]                a field's value (all fields without one)
 //   set FIELD VALUE            like `FIELD=VALUE` on the command line (VALUE plain or a
 //                              Lua expression, scripts/config_overrides.h), applied as a
@@ -25,6 +27,7 @@
 
 #include "cli/actor_rates.h"
 #include "cli/hot_reload.h"
+#include "cli/learner_group.h"
 #include "cli/progress.h"
 #include "engine/config/experiment_config.h"
 #include "engine/learner/learner.h"
@@ -45,6 +48,9 @@ struct RunContext {
   std::function<std::string()> checkpoint;
   // Of a learner group (0 otherwise): config changes go to rank 0, which hands them to every rank.
   int rank = 0;
+  // Rank 0 of a group: the group as of the last log tick, which `status` shows
+  // (the group's counters, and each rank); null otherwise.
+  const GroupStatus* group = nullptr;
 };
 
 class RunControl {

@@ -522,7 +522,8 @@ void Run::open_control() {
   }
   run_control_ = std::make_unique<RunControl>(
       RunContext{*learner_, cfg_, *reload_, *dir_, *progress_, [this] { return elapsed_s(); }, stop_reason_,
-                 [this] { return checkpoint(elapsed_s(), learner_->stats()); }, rank()});
+                 [this] { return checkpoint(elapsed_s(), learner_->stats()); }, rank(),
+                 group_ && rank() == 0 ? &group_status_ : nullptr});
 }
 
 // The dashboard (docs/dashboard.md) on its own threads: it reads the run

@@ -222,11 +222,12 @@ async function pollStatus() {
   tbody.textContent = "";
   const result = Object.assign({}, status.result ?? status);
   showActors(result);
+  showRanks(result);
   // The rate comes with the metrics rows, not with `ctl status`: the newest row's.
   const rows = state.runs.length ? state.runs[0].rows : [];
   if (rows.length && typeof rows[rows.length - 1].fps === "number") result.fps = rows[rows.length - 1].fps;
   for (const [k, v] of Object.entries(result)) {
-    if (typeof v === "object" && v !== null) continue;  // the actor list has its own panel
+    if (typeof v === "object" && v !== null) continue;  // the actor list and the ranks have their own panels
     tbody.append(el("tr", {}, el("th", {textContent: k}), el("td", {textContent: typeof v === "number" ? +v.toPrecision(6) : String(v)})));
   }
 }
@@ -265,6 +266,34 @@ function showActors(result) {
   more.hidden = rest === 0;
   more.textContent = rest ? "and " + rest + " more actor" + (rest > 1 ? "s" : "") + " (the list shows the first " +
     result.actor_list.length + " by id)" : "";
+}
+
+// The Learner ranks panel (rank 0 of a learner group only): one row per rank
+// of the status's "ranks", with how long ago rank 0 heard its report; a stale
+// rank is red. The status table above then holds the group's counters.
+function showRanks(result) {
+  const box = document.getElementById("ranks-box");
+  if (!Array.isArray(result.ranks)) { box.hidden = true; return; }
+  box.hidden = false;
+  const shown = (v, digits) => typeof v === "number" ? (digits === undefined ? String(v) : v.toFixed(digits)) : "-";
+  const tbody = document.querySelector("#ranks tbody");
+  tbody.textContent = "";
+  for (const r of result.ranks) {
+    const age = typeof r.report_age_s === "number" ? durationText(r.report_age_s) + " ago" : "never";
+    const tr = el("tr", {className: r.stale ? "stale" : ""},
+      el("td", {textContent: String(r.rank)}), el("td", {textContent: String(r.host ?? "")}),
+      el("td", {textContent: shown(r.frames)}), el("td", {textContent: shown(r.fps, 1)}),
+      el("td", {textContent: shown(r.episodes)}), el("td", {textContent: shown(r.return_mean, 1)}),
+      el("td", {textContent: shown(r.optimizer_steps)}), el("td", {textContent: shown(r.actors)}),
+      el("td", {textContent: r.stale ? age + " (stale)" : age}));
+    tr.dataset.rank = String(r.rank);
+    tr.dataset.stale = String(r.stale);
+    if (typeof r.frames === "number") tr.dataset.frames = String(r.frames);
+    tbody.append(tr);
+  }
+  const reporting = result.ranks.filter((r) => !r.stale).length;
+  document.getElementById("ranks-note").textContent = "Status shows the group: frames, fps, episodes and return over all " +
+    result.ranks.length + " ranks (" + reporting + " reporting); the actor list is rank 0's own.";
 }
 
 async function showConfig() {

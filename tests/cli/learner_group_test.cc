@@ -72,6 +72,76 @@ TEST(GroupView, ARankThatHasNotReportedIsLeftOutAndNoEpisodesGiveNoReturn) {
   EXPECT_TRUE(std::isnan(v.stats.return_mean));
 }
 
+TEST(RankReport, ReadsBackItsSeqAndRefusesWhatIsTooLongForAReport) {
+  engine::LearnerStats s;
+  s.frames = 123;
+  const std::optional<RankReport> r = parse_rank_report(rank_report(1, "host-b", s, 7, 42));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->seq, 42);
+  EXPECT_EQ(r->frames, 123);
+  EXPECT_EQ(r->host, "host-b");
+  EXPECT_FALSE(parse_rank_report(rank_report(1, std::string(kMaxRankReportBytes, 'h'), s, 7, 1)).has_value());
+  const std::optional<RankReport> long_host = parse_rank_report(rank_report(1, std::string(1000, 'h'), s, 7, 1));
+  ASSERT_TRUE(long_host.has_value());
+  EXPECT_EQ(long_host->host.size(), kMaxRankHostBytes);
+}
+
+// A view of a 3-rank group in which ranks 0 and 1 have reported (rank 1's report number `seq`).
+GroupView three_ranks(double seq) {
+  engine::LearnerStats own, other;
+  own.frames = 100;
+  own.episodes = 4;
+  own.return_mean = 10;
+  own.optimizer_steps = 9;
+  other.frames = 300;
+  other.episodes = 4;
+  other.return_mean = 30;
+  other.optimizer_steps = 9;
+  other.actors_connected = 2;
+  return group_view(own, 5, "a", {std::nullopt, rank_report(1, "b", other, 15, static_cast<int64_t>(seq)), std::nullopt},
+                    3);
+}
+
+TEST(GroupStatus, ListsEveryRankWithTheAgeOfItsReportAndMarksTheStaleOnes) {
+  GroupStatus status;
+  EXPECT_TRUE(status.empty());
+  status.update(three_ranks(1), 10);
+  ASSERT_FALSE(status.empty());
+  EXPECT_EQ(status.ranks_json(11, 5),
+            "[{\"rank\": 0, \"host\": \"a\", \"frames\": 100, \"fps\": 5, \"episodes\": 4, \"return_mean\": 10, "
+            "\"optimizer_steps\": 9, \"actors\": 0, \"report_age_s\": 1, \"stale\": false}, "
+            "{\"rank\": 1, \"host\": \"b\", \"frames\": 300, \"fps\": 15, \"episodes\": 4, \"return_mean\": 30, "
+            "\"optimizer_steps\": 9, \"actors\": 2, \"report_age_s\": 1, \"stale\": false}, "
+            "{\"rank\": 2, \"host\": \"\", \"frames\": null, \"fps\": null, \"episodes\": null, \"return_mean\": null, "
+            "\"optimizer_steps\": null, \"actors\": null, \"report_age_s\": null, \"stale\": true}]");
+  // Rank 1's report did not move for the next ticks: its age grows from when it was first seen.
+  status.update(three_ranks(1), 14);
+  status.update(three_ranks(1), 18);
+  const std::string stale = status.ranks_json(18, 5);
+  EXPECT_NE(stale.find("\"actors\": 0, \"report_age_s\": 0, \"stale\": false}"), std::string::npos) << stale;
+  EXPECT_NE(stale.find("\"actors\": 2, \"report_age_s\": 8, \"stale\": true}"), std::string::npos) << stale;
+  // A new report (the next seq) is fresh again, though its numbers are the same.
+  status.update(three_ranks(2), 19);
+  EXPECT_NE(status.ranks_json(19, 5).find("\"actors\": 2, \"report_age_s\": 0, \"stale\": false}"), std::string::npos);
+}
+
+TEST(GroupStatus, GivesRankZerosFreshStatsTheGroupsCounters) {
+  GroupStatus status;
+  status.update(three_ranks(1), 10);
+  engine::LearnerStats fresh;
+  fresh.frames = 150;
+  fresh.optimizer_steps = 12;
+  fresh.paused = true;
+  const engine::LearnerStats s = status.with_group_counters(fresh);
+  EXPECT_EQ(s.frames, 400);
+  EXPECT_EQ(s.episodes, 8);
+  EXPECT_DOUBLE_EQ(s.return_mean, 20);
+  EXPECT_EQ(s.actors_connected, 2);
+  EXPECT_EQ(s.optimizer_steps, 12);  // rank 0's own, as every rank steps together
+  EXPECT_TRUE(s.paused);
+  EXPECT_DOUBLE_EQ(status.view().fps, 20);
+}
+
 TEST(HmacSha256, MatchesThePublishedTestVector) {
   // RFC 4231, test case 2.
   EXPECT_EQ(hmac_sha256_hex("Jefe", "what do ya want for nothing?"),

@@ -98,6 +98,7 @@ TEST(Dashboard, ARunsChartHoldsItsPointsAndAReloadShowsAsAnEvent) {
   }
   EXPECT_EQ(rows, (std::vector<std::string>{"0", "1"})) << dom;
   EXPECT_NE(dom.find("<div id=\"actors-box\">"), std::string::npos) << "the panel is shown: " << dom;
+  EXPECT_NE(dom.find("<div id=\"ranks-box\" hidden=\"\">"), std::string::npos) << "one learner, no ranks: " << dom;
 
   const std::string artifacts = MOONSEED_ARTIFACT_DIR;
   std::filesystem::create_directories(artifacts);
@@ -185,6 +186,41 @@ TEST(Dashboard, BeyondLoopbackWithoutATokenTheRunIsRefused) {
                               "token"),
             std::string::npos)
       << run.output();
+}
+
+TEST(Dashboard, ALearnerGroupsPageShowsTheGroupsStatusAndARowForEachRank) {
+  if (::access(kChromium.c_str(), X_OK) != 0) GTEST_SKIP() << "chromium is not installed (.ci/setup installs it)";
+  TrainingRun run(kExample, {"log.interval_s=0.25", "stop.return_mean=0", "topology.learners=2"}, "moonseed-dashboard-group");
+  ChildProcess learner(run.args({kUntilStopped}), run.log);
+  // Both ranks have trained, and rank 0's rows show it.
+  ASSERT_TRUE(eventually(120, [&] {
+    const std::vector<MetricsRow> rows = run.metrics();
+    return last(rows, "rank0_frames") > 0 && last(rows, "rank1_frames") > 0;
+  })) << read_file(run.log);
+  ASSERT_TRUE(eventually(30, [&] { return !read_file(run.run_dir() + "/dashboard.address").empty(); }))
+      << read_file(run.log);
+  std::string url = read_file(run.run_dir() + "/dashboard.address");
+  url.pop_back();  // the newline
+  const std::string browser = make_temp_dir("moonseed-dashboard-browser");  // not in runs_dir: one run directory there
+  const std::string dom = chromium(browser, url, "--dump-dom");
+  // The Learner ranks panel: a row for each rank, by rank, with the frames its report gave.
+  const std::regex rank_row("<tr class=\"(stale)?\" data-rank=\"([0-9]+)\" data-stale=\"(true|false)\" "
+                            "data-frames=\"([0-9.e+]+)\">");
+  std::vector<std::string> ranks;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), rank_row); it != std::sregex_iterator(); ++it) {
+    ranks.push_back((*it)[2].str());
+    EXPECT_GT(std::stod((*it)[4].str()), 0) << dom;
+  }
+  EXPECT_EQ(ranks, (std::vector<std::string>{"0", "1"})) << dom;
+  EXPECT_NE(dom.find("<div id=\"ranks-box\">"), std::string::npos) << "the panel is shown: " << dom;
+  EXPECT_NE(dom.find("over all 2 ranks"), std::string::npos) << dom;
+  // The status table holds the group's counters: learners among them.
+  EXPECT_NE(dom.find("<th>learners</th><td>2</td>"), std::string::npos) << dom;
+  const std::string artifacts = MOONSEED_ARTIFACT_DIR;
+  std::filesystem::create_directories(artifacts);
+  chromium(browser, url, "--screenshot=" + artifacts + "/dashboard-group.png");
+  learner.signal(SIGINT);
+  EXPECT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
 }
 
 }  // namespace

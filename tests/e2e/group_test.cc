@@ -83,6 +83,68 @@ MetricsRow last_event(const std::string& metrics_path, const std::string& event)
   return rows.empty() ? MetricsRow{} : rows.back();
 }
 
+// One entry of the "ranks" list of `ctl status` on rank 0 of a group.
+struct ListedRank {
+  int rank = -1;
+  std::string host;
+  double frames = -1, fps = -1, episodes = -1, optimizer_steps = -1, actors = -1, report_age_s = -1;
+  bool stale = true;
+};
+
+// Every entry of `status`'s "ranks", in its order (numbers that are null read as -1).
+std::vector<ListedRank> listed_ranks(const std::string& status) {
+  const std::string num = "([0-9.e+-]+|null)";
+  static const std::regex entry("\\{\"rank\": ([0-9]+), \"host\": \"([^\"]*)\", \"frames\": " + num +
+                                ", \"fps\": " + num + ", \"episodes\": " + num + ", \"return_mean\": " + num +
+                                ", \"optimizer_steps\": " + num + ", \"actors\": " + num +
+                                ", \"report_age_s\": " + num + ", \"stale\": (true|false)\\}");
+  const auto number = [](const std::string& text) { return text == "null" ? -1.0 : std::stod(text); };
+  std::vector<ListedRank> out;
+  const size_t list = status.find("\"ranks\": [");
+  if (list == std::string::npos) return out;
+  const std::string rest = status.substr(list, status.find(']', list) - list);
+  for (auto it = std::sregex_iterator(rest.begin(), rest.end(), entry); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    ListedRank r;
+    r.rank = std::stoi(m[1].str());
+    r.host = m[2].str();
+    r.frames = number(m[3].str());
+    r.fps = number(m[4].str());
+    r.episodes = number(m[5].str());
+    r.optimizer_steps = number(m[7].str());
+    r.actors = number(m[8].str());
+    r.report_age_s = number(m[9].str());
+    r.stale = m[10].str() == "true";
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The first (top-level) number `key` of a status reply; -1 when it has none.
+double status_number(const std::string& status, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(status, m, std::regex("\"" + key + "\": ([0-9.e+-]+)"))) return -1;
+  return std::stod(m[1].str());
+}
+
+// `moonseed ctl RUN_DIR status`'s reply ("" when it failed).
+std::string ctl_status(const TrainingRun& run) {
+  static int calls = 0;
+  const std::string out = run.log + ".status-" + std::to_string(++calls);  // run_to_end's output is the whole file
+  const Finished f = run_to_end({kBinary, "ctl", run.run_dir(), "status"}, out, 60);
+  return f.exit_code == std::optional<int>(0) ? f.output : "";
+}
+
+// Both ranks listed by rank 0's status, each having reported frames; those of `stale_rank` stale, the others not.
+bool ranks_listed(const std::string& status, int stale_rank = -1) {
+  const std::vector<ListedRank> ranks = listed_ranks(status);
+  if (ranks.size() != 2) return false;
+  for (int r = 0; r < 2; ++r) {
+    if (ranks[r].rank != r || !(ranks[r].frames > 0) || ranks[r].stale != (r == stale_rank)) return false;
+  }
+  return true;
+}
+
 
 // Both ranks have trained: rank 0's rows show each rank's frames.
 bool both_ranks_trained(const TrainingRun& run) {
@@ -163,7 +225,10 @@ TEST(LearnerGroup, TwoR2d2RanksEachWithItsOwnReplayTrainOneModel) {
 TEST(LearnerGroup, AKilledRankStopsTheGroupNamingItAndResumeRestartsTheGroup) {
   GroupRun run;
   ChildProcess learner(run.args({kUntilStopped, "checkpoint.interval_s=1"}), run.log);
-  ASSERT_TRUE(eventually(120, [&] { return both_ranks_trained(run); })) << read_file(run.log);
+  // Killed once the group has checkpointed: rank 1 has a part to resume from.
+  ASSERT_TRUE(eventually(120, [&] {
+    return both_ranks_trained(run) && !files_named(run.run_dir() + "/ranks/1/checkpoints", "rank-", ".part").empty();
+  })) << read_file(run.log);
   const pid_t rank1 = rank_pid(run.log, 1);
   ASSERT_TRUE(rank_alive(rank1)) << read_file(run.log);
   ::kill(rank1, SIGKILL);
@@ -262,6 +327,47 @@ TEST(LearnerGroup, ASetOnRankZeroTakesEffectOnEveryRankAtTheSameStep) {
   learner.signal(SIGINT);
   ASSERT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
   EXPECT_EQ(last_string(run.run_dir() + "/metrics.jsonl", "weights_hash"), last_string(rank1_metrics, "weights_hash"));
+}
+
+TEST(LearnerGroup, CtlStatusOnRankZeroShowsTheGroupsCountersAndEachRank) {
+  GroupRun run;
+  // A long group timeout: rank 1 is stopped below for longer than a log tick, not long enough to fail the group.
+  ChildProcess learner(run.args({kUntilStopped, "topology.group_timeout_s=600"}), run.log);
+  ASSERT_TRUE(eventually(120, [&] { return both_ranks_trained(run); })) << read_file(run.log);
+  std::string status;
+  ASSERT_TRUE(eventually(60, [&] { return ranks_listed(status = ctl_status(run)); })) << status << read_file(run.log);
+  const std::vector<ListedRank> ranks = listed_ranks(status);
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  for (const ListedRank& r : ranks) {
+    EXPECT_EQ(r.host, host) << status;
+    EXPECT_EQ(r.actors, 1) << status;  // the example's two actors, one for each rank
+    EXPECT_GT(r.optimizer_steps, 0) << status;
+    EXPECT_GE(r.report_age_s, 0) << status;
+  }
+  // The status's counters are the group's, from the same reports as the ranks' entries.
+  EXPECT_GE(status_number(status, "frames"), ranks[0].frames + ranks[1].frames) << status;
+  EXPECT_EQ(status_number(status, "episodes"), ranks[0].episodes + ranks[1].episodes) << status;
+  EXPECT_EQ(status_number(status, "actors"), 2) << status;
+  EXPECT_EQ(status_number(status, "learners"), 2) << status;
+  EXPECT_NEAR(status_number(status, "fps"), ranks[0].fps + ranks[1].fps, 1e-6 * (1 + ranks[0].fps + ranks[1].fps))
+      << status;
+
+  // A stopped rank reports nothing: rank 0 lists it as stale, and fresh again once it goes on.
+  const pid_t rank1 = rank_pid(run.log, 1);
+  ASSERT_TRUE(rank_alive(rank1)) << read_file(run.log);
+  ::kill(rank1, SIGSTOP);
+  const bool went_stale = eventually(120, [&] { return ranks_listed(status = ctl_status(run), 1); });
+  ::kill(rank1, SIGCONT);
+  EXPECT_TRUE(went_stale) << status;
+  EXPECT_TRUE(eventually(120, [&] { return ranks_listed(status = ctl_status(run)); })) << status;
+
+  // Rank 1's own status is its own: no group section.
+  const Finished own = run_to_end({kBinary, "ctl", run.run_dir() + "/ranks/1", "status"}, run.log + ".rank1", 60);
+  ASSERT_EQ(own.exit_code, std::optional<int>(0)) << own.output;
+  EXPECT_EQ(own.output.find("\"ranks\""), std::string::npos) << own.output;
+  learner.signal(SIGINT);
+  EXPECT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
 }
 
 }  // namespace
