@@ -56,9 +56,13 @@ class Actor {
       std::optional<rpc::Client> client;
       try {
         client.emplace(rpc::Client::connect(
-            options_.address,
-            std::chrono::duration_cast<std::chrono::milliseconds>(seconds(options_.connect_timeout_s))));
+            address(), std::chrono::duration_cast<std::chrono::milliseconds>(seconds(options_.connect_timeout_s))));
       } catch (const std::exception& e) {
+        if (!placed_at_.empty()) {
+          // The rank the group placed this actor on is gone: the group places it again.
+          log("rank at " + placed_at_ + " unreachable (" + e.what() + "), back to " + options_.address);
+          placed_at_.clear();
+        }
         if (Clock::now() >= give_up_at) {
           log("learner at " + options_.address + " unreachable, giving up: " + e.what());
           return ActorExit::kUnreachable;
@@ -80,6 +84,9 @@ class Actor {
     return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
   }
 
+  // Where to connect: the rank a learner group placed this actor on, else the address given.
+  const std::string& address() const { return placed_at_.empty() ? options_.address : placed_at_; }
+
   void log(const std::string& line) const {
     if (options_.verbose) base::log(base::Severity::kInfo, "actor " + std::to_string(actor_id_), line);
   }
@@ -94,9 +101,21 @@ class Actor {
     hello.host = host;
     hello.pid = static_cast<int32_t>(::getpid());
     hello.auth_token = options_.auth_token;
+    // Placed once: the rank it was sent to keeps it (a Hello there asks for no placement).
+    hello.any_rank = options_.any_rank && placed_at_.empty();
     rpc::Welcome welcome;
     try {
       welcome = client.hello(hello);
+    } catch (const rpc::Redirected& e) {
+      std::string why;
+      if (!hello.any_rank || !rpc::parse_address(e.address(), &why)) {
+        log("the learner sent this actor to " + e.address().substr(0, 200) + ", which it does not take: " +
+            (hello.any_rank ? why : "it asked for no placement"));
+        return std::nullopt;
+      }
+      placed_at_ = e.address();
+      log(e.what());
+      return std::nullopt;
     } catch (const rpc::HandshakeRefused& e) {
       log("refused by the learner: " + e.reason());
       return ActorExit::kRefused;
@@ -117,7 +136,7 @@ class Actor {
 
   std::optional<ActorExit> serve_welcomed(rpc::Client& client, const rpc::Welcome& welcome) {
     prepare(welcome);
-    log("connected to " + options_.address + " (run " + welcome.run_id + ", " +
+    log("connected to " + address() + " (run " + welcome.run_id + ", " +
         std::to_string(set_->size()) + " envs of " + welcome.env_id + ")");
 
     // Every connection starts every env afresh: the learner dropped whatever
@@ -337,6 +356,7 @@ class Actor {
   }
 
   const ActorOptions& options_;
+  std::string placed_at_;  // the rank of a learner group this actor was sent to ("": none)
   const std::atomic<bool>& stop_;
   int32_t actor_id_ = -1;
   rpc::Welcome welcome_;

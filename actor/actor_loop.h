@@ -66,6 +66,9 @@ struct ActorOptions {
   // When the learner goes away, retry with exponential backoff (0.1 s doubling
   // to 2 s) for at most this long before giving up.
   double reconnect_for_s = 60;
+  // Let a learner group place this actor (Hello.any_rank): the rank at `address`
+  // may send it to the rank serving the fewest envs (docs/distributed.md).
+  bool any_rank = false;
   bool verbose = true;         // one line per connect/disconnect on stderr
   std::shared_ptr<GroupHook> hook;  // null: rewards go out as the envs return them
   // Builds the Welcome's `num_envs` envs; null: the built-in ones (envs::make_env) in an

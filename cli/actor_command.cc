@@ -18,7 +18,7 @@ namespace {
 
 const char* kHelp =
     "usage: moonseed actor --connect ADDRESS [--actor-id N] [--auth-token-file FILE]\n"
-    "                      [--reconnect-for SECONDS]\n"
+    "                      [--reconnect-for SECONDS] [--any-rank]\n"
     "       (moonseed-actor, beside the moonseed binary, takes the same arguments)\n"
     "\n"
     "Runs environments for a learner. The learner's Welcome says which env, how\n"
@@ -27,6 +27,10 @@ const char* kHelp =
     "  tcp:HOST:PORT                a learner on another host\n"
     "The experiment's reward_shaping function comes from the learner too and\n"
     "runs here, in the actor's own LuaJIT state (docs/reward-shaping.md).\n"
+    "\n"
+    "With --any-rank, ADDRESS may be any rank of a learner group: the group sends\n"
+    "the actor to the rank serving the fewest envs (docs/distributed.md). Without\n"
+    "it the actor joins the rank at ADDRESS.\n"
     "\n"
     "If the learner goes away the actor reconnects with backoff for at most\n"
     "--reconnect-for seconds (default 60), then exits with code 3.\n"
@@ -67,6 +71,8 @@ int actor_command(const Args& args) {
       return 2;
     } else if (args[i] == "--reconnect-for") {
       options.reconnect_for_s = std::stod(value());
+    } else if (args[i] == "--any-rank") {
+      options.any_rank = true;
     } else {
       std::cerr << "moonseed actor: unknown argument '" << args[i] << "'\n\n" << kHelp;
       return 2;

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "curves/metrics_row.h"
+#include "rpc/address.h"
 #include "engine/group/c10d_group.h"
 #include "scripts/sha256.h"
 
@@ -283,13 +284,14 @@ std::vector<std::optional<std::string>> SealedValues::reports() {
 }
 
 std::string rank_report(int rank, const std::string& host, const engine::LearnerStats& s, double fps,
-                        int64_t seq) {
+                        int64_t seq, const std::string& address) {
   engine::MetricsRow row;
   row.add("rank", rank).add("host", host).add("frames", s.frames).add("fps", fps).add("episodes", s.episodes)
       .add("return_mean", s.return_mean).add("return_count", std::min<int64_t>(s.episodes, kReturnWindow))
       .add("eval_episodes", s.eval_episodes).add("eval_return_mean", s.eval_return_mean)
       .add("eval_return_count", std::min<int64_t>(s.eval_episodes, kReturnWindow))
       .add("optimizer_steps", s.optimizer_steps).add("actors", s.actors_connected).add("seq", seq);
+  if (!address.empty()) row.add("address", address);
   return row.to_json();
 }
 
@@ -314,13 +316,18 @@ std::optional<RankReport> parse_rank_report(const std::string& json) {
   r.optimizer_steps = get("optimizer_steps");
   r.actors = get("actors");
   r.seq = get("seq");
-  // The one text field (curves' reader keeps numbers only): "host": "NAME", as MetricsRow writes it.
-  const std::string tag = "\"host\": \"";
-  const size_t at = json.find(tag);
-  if (at != std::string::npos) {
+  // The text fields (curves' reader keeps numbers only): "host": "NAME", as MetricsRow writes it.
+  const auto text = [&](const std::string& key) {
+    const std::string tag = "\"" + key + "\": \"";
+    const size_t at = json.find(tag);
+    if (at == std::string::npos) return std::string();
     const size_t from = at + tag.size();
-    r.host = json.substr(from, std::min(json.find('"', from) - from, kMaxRankHostBytes));
-  }
+    return json.substr(from, std::min(json.find('"', from) - from, kMaxRankHostBytes));
+  };
+  r.host = text("host");
+  // An address is taken only whole and well formed: actors are sent there.
+  r.address = text("address");
+  if (!rpc::parse_address(r.address)) r.address.clear();
   return r;
 }
 
@@ -410,6 +417,40 @@ std::string GroupStatus::ranks_json(double now_s, double stale_after_s) const {
     out += (rank ? ", " : "") + row.to_json();
   }
   return out + "]";
+}
+
+std::string rank_actor_address(const std::string& listen, const std::string& reachable_host) {
+  std::optional<rpc::Address> a = rpc::parse_address(listen);
+  if (!a) return "";
+  if (a->kind == rpc::Address::Kind::kTcp && (a->host == "0.0.0.0" || a->host == "::" || a->host.empty())) {
+    a->host = reachable_host;
+  }
+  return a->to_string();
+}
+
+void ActorPlacement::update(const std::vector<std::optional<RankReport>>& reports, const std::vector<int>& slots) {
+  base::MutexLock lock(mu_);
+  ranks_.assign(slots.size(), std::nullopt);
+  for (size_t r = 0; r < slots.size() && r < reports.size(); ++r) {
+    if (!reports[r] || reports[r]->address.empty() || !(reports[r]->actors >= 0)) continue;
+    ranks_[r] = Rank{reports[r]->address, reports[r]->actors, slots[r]};
+  }
+}
+
+std::optional<std::string> ActorPlacement::choose() {
+  base::MutexLock lock(mu_);
+  const size_t own = static_cast<size_t>(own_rank_);
+  if (own >= ranks_.size() || !ranks_[own]) return std::nullopt;  // this rank not reported yet: it takes the actor
+  // Actors per rank stand for envs: every rank's actors run topology.envs_per_actor envs.
+  size_t best = own;
+  for (size_t r = 0; r < ranks_.size(); ++r) {
+    if (!ranks_[r] || ranks_[r]->actors >= ranks_[r]->slots) continue;
+    const bool best_full = ranks_[best]->actors >= ranks_[best]->slots;
+    if (best_full || ranks_[r]->actors < ranks_[best]->actors) best = r;
+  }
+  ranks_[best]->actors += 1;  // until the next reports say where it went
+  if (best == own) return std::nullopt;
+  return ranks_[best]->address;
 }
 
 }  // namespace moonseed::cli

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "engine/config/experiment_config.h"
 #include "engine/learner/stats.h"
 #include "engine/run/metrics_log.h"
@@ -115,13 +116,14 @@ struct RankReport {
   double eval_episodes = 0, eval_return_mean = 0, eval_return_count = 0;
   double optimizer_steps = 0, actors = 0;
   double seq = 0;
+  std::string address;  // where the rank takes actors, as other hosts reach it ("" = not said)
 };
 // Bounds on what parse_rank_report takes from the store: a report is a few
 // hundred bytes; a longer one is refused, a longer host name cut.
 constexpr size_t kMaxRankReportBytes = 4096;
 constexpr size_t kMaxRankHostBytes = 255;
 std::string rank_report(int rank, const std::string& host, const engine::LearnerStats& s, double fps,
-                        int64_t seq = 0);
+                        int64_t seq = 0, const std::string& address = "");
 std::optional<RankReport> parse_rank_report(const std::string& json);
 
 // Rank 0's view of the group from every rank's newest report (its own from
@@ -169,6 +171,37 @@ class GroupStatus {
   };
   GroupView view_;
   std::vector<std::optional<Seen>> seen_;  // by rank
+};
+
+// The address a rank gives for its actors: its bound `listen` address, with a
+// wildcard host (0.0.0.0, ::) replaced by `reachable_host`, the address this
+// host reaches the group from.
+std::string rank_actor_address(const std::string& listen, const std::string& reachable_host);
+
+// Where a rank of a group sends an actor that lets the group place it
+// (`moonseed actor --any-rank`): the rank serving the fewest envs among those
+// with a free actor slot, this rank on a tie; as of the ranks' newest reports
+// plus the actors sent since (so that a burst of actors spreads out before the
+// next reports). Thread-safe: update() on the run's thread, choose() on an io
+// thread.
+class ActorPlacement {
+ public:
+  explicit ActorPlacement(int own_rank) : own_rank_(own_rank) {}
+  // Each rank's newest report (index = rank; nullopt: not heard from) and its
+  // actor slots (rank_config's topology.actors).
+  void update(const std::vector<std::optional<RankReport>>& reports, const std::vector<int>& slots);
+  // Another rank's address, or nullopt to keep the actor here.
+  std::optional<std::string> choose();
+
+ private:
+  struct Rank {
+    std::string address;
+    double actors = 0;  // reported, plus those sent since
+    int slots = 0;
+  };
+  const int own_rank_;
+  base::Mutex mu_;
+  std::vector<std::optional<Rank>> ranks_ GUARDED_BY(mu_);
 };
 
 }  // namespace moonseed::cli

@@ -114,7 +114,8 @@ class Run {
   engine::Counters start_learner();  // returns the counters it starts from
   engine::Counters resume();         // --resume: restores the newest complete checkpoint
   void append_resume_row(const std::string& checkpoint, const engine::Counters& start);
-  engine::Counters resume_group();   // a learner group's start: each rank from the group's checkpoint and its part
+  engine::Counters resume_group();
+  void update_placement(const std::string& own_report, const std::vector<std::optional<std::string>>& reports);  // at each log tick of a group's rank   // a learner group's start: each rank from the group's checkpoint and its part
   void report_rank_part(const std::string& part, int64_t group_step);  // warns when the part is of an earlier step
   // Every checkpoint of the run (periodic, final, `ctl checkpoint`): saves one named after the
   // step it holds, prunes, then keep_best with `s`; throws what saving throws.
@@ -178,6 +179,8 @@ class Run {
   bool group_failed_ = false;   // a rank of the group died, hung or drifted: exit 3
   std::string host_;            // this host's name, in the group's reports
   int64_t reports_published_ = 0;  // this rank's reports to its group, their seq
+  std::string actor_address_;      // a rank of a group: where it takes actors, as others reach it
+  std::shared_ptr<ActorPlacement> placement_;  // a rank of a group: where actors with --any-rank go (shared with the io threads)
   GroupStatus group_status_;    // rank 0 of a group: the group as `status` shows it
   std::string stop_reason_;    // set to stop; RunControl sets it on `stop`
 };

@@ -471,6 +471,14 @@ void Run::start_serving() {
                           [server] { server->wake(); });
   }
   const std::string address = server_->listen(listen_address(cfg_, *dir_)).to_string();
+  if (group_) {
+    // Each rank says where it takes actors (in its reports); any rank may
+    // send an actor that lets it (--any-rank) to the one with the fewest envs.
+    const engine::Rendezvous r = engine::parse_rendezvous(group_->options().rendezvous);
+    actor_address_ = rank_actor_address(address, r.tcp ? engine::local_address_towards(r.host, r.port) : "127.0.0.1");
+    placement_ = std::make_shared<ActorPlacement>(rank());
+    learner_->set_actor_placement([placement = placement_] { return placement->choose(); });
+  }
   server_->start();
   learner_->start();
   // Remote actors (and tests) find the learner here.

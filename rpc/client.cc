@@ -123,6 +123,9 @@ T& hold(Incoming& in) {
 HandshakeRefused::HandshakeRefused(std::string reason)
     : ConnectionError("learner refused the actor: " + reason), reason_(std::move(reason)) {}
 
+Redirected::Redirected(std::string address, const std::string& reason)
+    : ConnectionError("sent to " + address + ": " + reason), address_(std::move(address)) {}
+
 Client Client::connect(const Address& address, std::chrono::milliseconds timeout,
                        const ClientOptions& options) {
   const auto deadline = Clock::now() + timeout;
@@ -178,6 +181,7 @@ Welcome Client::hello(const Hello& hello, std::chrono::milliseconds timeout) {
   if (auto* welcome = std::get_if<Welcome>(&incoming_)) return std::move(*welcome);
   if (auto* bye = std::get_if<Bye>(&incoming_)) {
     // A Bye that asks to reconnect (the learner is busy) is no refusal: try again later.
+    if (bye->reconnect && !bye->redirect.empty()) throw Redirected(bye->redirect, bye->reason);
     if (bye->reconnect) throw ConnectionError("learner asks to try again: " + bye->reason);
     throw HandshakeRefused(bye->reason);
   }

@@ -12,7 +12,8 @@
 //
 // Failure: connect() makes one attempt, bounded by the timeout, and throws
 // ConnectionError (retrying is the caller's policy). hello() throws
-// HandshakeRefused with the learner's reason, or ConnectionError (also for a
+// HandshakeRefused with the learner's reason, Redirected for a Bye that sends
+// the actor to another rank of a learner group, or ConnectionError (also for a
 // Bye that asks to reconnect: the learner is busy, try again later). send() throws
 // ConnectionError when the connection is gone. receive() reports timeouts and
 // closes as values; a malformed frame from the learner closes the connection
@@ -53,6 +54,17 @@ class HandshakeRefused : public ConnectionError {
 
  private:
   std::string reason_;
+};
+
+// The learner, a rank of a learner group, answered a Hello with any_rank by
+// placing the actor on another rank: connect to address() instead.
+class Redirected : public ConnectionError {
+ public:
+  Redirected(std::string address, const std::string& reason);
+  const std::string& address() const { return address_; }
+
+ private:
+  std::string address_;
 };
 
 struct Timeout {};

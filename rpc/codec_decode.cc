@@ -72,6 +72,7 @@ void read_hello(wire::Hello::Reader r, Hello& out) {
   read_text(r.getHost(), out.host);
   out.pid = r.getPid();
   read_text(r.getAuthToken(), out.auth_token);
+  out.any_rank = r.getAnyRank();
 }
 
 void read_welcome(wire::Welcome::Reader r, Welcome& out) {
@@ -168,6 +169,7 @@ bool decode_frame(const kj::ArrayPtr<const kj::ArrayPtr<const word>> segments,
         auto& bye = hold<Bye>(out);
         read_text(r.getReason(), bye.reason);
         bye.reconnect = r.getReconnect();
+        read_text(r.getRedirect(), bye.redirect);
         break;
       }
       case wire::Frame::ACTOR_NOTICE: {

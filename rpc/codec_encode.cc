@@ -145,7 +145,9 @@ size_t estimate_words(const ConfigUpdate& m) {
   return kFixedWords + blob_words(m.payload.size());
 }
 
-size_t estimate_words(const Bye& m) { return kFixedWords + blob_words(m.reason.size()); }
+size_t estimate_words(const Bye& m) {
+  return kFixedWords + blob_words(m.reason.size()) + blob_words(m.redirect.size());
+}
 
 size_t estimate_words(const ActorNotice& m) { return kFixedWords + blob_words(m.text.size()); }
 
@@ -156,6 +158,7 @@ void build(const Hello& m, wire::Frame::Builder frame) {
   b.setHost(text_of(m.host));
   b.setPid(m.pid);
   b.setAuthToken(text_of(m.auth_token));
+  b.setAnyRank(m.any_rank);
 }
 
 void build(const Welcome& m, wire::Frame::Builder frame) {
@@ -216,6 +219,7 @@ void build(const Bye& m, wire::Frame::Builder frame) {
   auto b = frame.initBye();
   b.setReason(text_of(m.reason));
   b.setReconnect(m.reconnect);
+  b.setRedirect(text_of(m.redirect));
 }
 
 void build(const ActorNotice& m, wire::Frame::Builder frame) {

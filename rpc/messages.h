@@ -25,6 +25,9 @@ struct Hello {
   std::string host;          // for logs
   int32_t pid = 0;
   std::string auth_token;    // empty on Unix sockets
+  // The actor lets a learner group place it: the rank it reached may answer
+  // with a Bye that redirects it to the rank serving the fewest envs.
+  bool any_rank = false;
 };
 
 // Everything an actor needs to run: the learner owns the experiment.
@@ -91,6 +94,9 @@ struct Bye {
   // was replaced, a bad StepBatch. The actor reconnects with a fresh Hello
   // instead of ending, as after a lost connection.
   bool reconnect = false;
+  // With reconnect: the address to connect to instead (a learner group's rank
+  // with the fewest envs, for a Hello with any_rank). "" = the same one.
+  std::string redirect;
 };
 
 }  // namespace moonseed::rpc

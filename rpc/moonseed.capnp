@@ -41,6 +41,7 @@ struct Hello {
   host @2 :Text;
   pid @3 :Int32;
   authToken @4 :Text;
+  anyRank @5 :Bool;  # a learner group may place this actor on another of its ranks (a Bye with redirect)
 }
 
 struct EnvOption {
@@ -95,6 +96,7 @@ struct ActorNotice {
 struct Bye {
   reason @0 :Text;
   reconnect @1 :Bool;  # false: the run is over; true: connect again
+  redirect @2 :Text;   # with reconnect: connect to this address instead (another rank of a learner group)
 }
 
 struct Frame {

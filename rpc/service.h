@@ -31,6 +31,9 @@ struct Admission {
   // Refused for a wrong auth token: the server counts it and, after a few
   // from one TCP address, refuses that address's Hellos for a while.
   bool bad_credentials = false;
+  // Not refused but placed elsewhere (a Hello with any_rank, in a learner
+  // group): the Bye asks the actor to connect to this address instead.
+  std::string redirect;
   Welcome welcome;
 };
 

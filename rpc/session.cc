@@ -317,6 +317,11 @@ void Session::handle_hello(const Hello& hello) {
     fail(std::string("service failed on Hello: ") + e.what());
     return;
   }
+  if (!admission.accepted && !admission.redirect.empty()) {
+    log_line(peer_, actor_id_, "placed elsewhere: " + admission.reason);
+    begin_close(admission.reason, CloseWith::kReconnect, admission.redirect);
+    return;
+  }
   if (!admission.accepted) {
     if (admission.bad_credentials) {
       add<int64_t>(host_.counters().auth_failures, 1);
@@ -370,7 +375,7 @@ void Session::fail(const std::string& reason) {
   begin_close(reason, CloseWith::kBye);
 }
 
-void Session::begin_close(const std::string& reason, CloseWith with) {
+void Session::begin_close(const std::string& reason, CloseWith with, const std::string& redirect) {
   if (state_ == State::kClosing || state_ == State::kClosed) return;
   state_ = State::kClosing;
   allow_direct_writes(false);
@@ -382,7 +387,7 @@ void Session::begin_close(const std::string& reason, CloseWith with) {
     finish_close();
     return;
   }
-  enqueue(Message(Bye{reason, with == CloseWith::kReconnect}));
+  enqueue(Message(Bye{reason, with == CloseWith::kReconnect, redirect}));
   // A peer that does not read must not keep the connection open forever.
   close_timer_.expires_after(host_.options().close_grace);
   close_timer_.async_wait([self = shared_from_this()](const std::error_code& error) {

@@ -156,7 +156,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   enum class CloseWith { kNothing, kBye, kReconnect };
   // A protocol violation: logs one line, then begin_close with a Bye.
   void fail(const std::string& reason);
-  void begin_close(const std::string& reason, CloseWith with);
+  // `redirect` (with kReconnect): the address the Bye sends the actor to.
+  void begin_close(const std::string& reason, CloseWith with, const std::string& redirect = "");
   void finish_close();
 
   SessionHost& host_;

@@ -70,6 +70,8 @@ ActorGateway::ActorGateway(const ExperimentConfig& config, std::string run_id, c
 
 void ActorGateway::set_auth_token(std::string token) { auth_token_ = std::move(token); }
 
+void ActorGateway::set_placement(Placement placement) { placement_ = std::move(placement); }
+
 void ActorGateway::publish_boundary(uint64_t version, std::string payload) {
   {
     base::MutexLock lock(boundary_mu_);
@@ -235,6 +237,15 @@ rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
     admission.bad_credentials = true;  // the server slows down the address that sent it
     auth_failures_.fetch_add(1, std::memory_order_relaxed);
     return admission;
+  }
+  // A stated actor id is the actor's own choice of slot, here: no placement.
+  if (hello.any_rank && hello.actor_id < 0 && placement_) {
+    if (std::optional<std::string> elsewhere = placement_()) {
+      admission.redirect = *elsewhere;
+      admission.reason = "the learner group places this actor on the rank at " + *elsewhere +
+                         " (it serves the fewest envs)";
+      return admission;
+    }
   }
   base::MutexLock lock(actors_mu_);
   const int actors = config_.topology.actors;

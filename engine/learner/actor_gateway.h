@@ -51,7 +51,9 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,12 @@ class ActorGateway final : public rpc::ActorService {
   // Actors must present this token in their Hello (empty: no check). Before
   // the server starts.
   void set_auth_token(std::string token);
+  // A rank of a learner group: where an actor whose Hello has any_rank goes,
+  // once its token is checked: another rank's address, or nullopt to stay
+  // here. Called on an io thread; must be thread-safe and quick. Before the
+  // server starts.
+  using Placement = std::function<std::optional<std::string>()>;
+  void set_placement(Placement placement);
 
   // Makes (version, payload) the boundary config: sent as a ConfigUpdate to
   // every connected actor now, and in the Welcome of every actor from now on.
@@ -182,6 +190,7 @@ class ActorGateway final : public rpc::ActorService {
   // excluded). Added to by on_steps, read by actor_list(); relaxed: a count.
   std::unique_ptr<std::atomic<uint64_t>[]> frames_;
   std::string auth_token_;  // set before the server starts, then read-only
+  Placement placement_;     // likewise
 
   mutable base::Mutex actors_mu_ ACQUIRED_BEFORE(boundary_mu_);
   std::vector<bool> connected_ GUARDED_BY(actors_mu_);

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,9 @@ class Learner {
   // Actors must present this token in their Hello (empty: no check). Only
   // before start().
   void set_auth_token(std::string token);
+  // A rank of a learner group places actors that let it (Hello.any_rank) on
+  // the rank `placement` names (ActorGateway::set_placement). Only before start().
+  void set_actor_placement(std::function<std::optional<std::string>()> placement);
 
   // Records every trajectory into the experience log at `directory`
   // (config.record; engine/learner/experience_recorder.h), continuing the episode ids

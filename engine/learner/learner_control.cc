@@ -49,6 +49,11 @@ void Learner::set_auth_token(std::string token) {
   impl_->gateway.set_auth_token(std::move(token));
 }
 
+void Learner::set_actor_placement(std::function<std::optional<std::string>()> placement) {
+  if (impl_->started) throw std::logic_error("Learner::set_actor_placement must come before start()");
+  impl_->gateway.set_placement(std::move(placement));
+}
+
 Counters Learner::restore(const std::string& checkpoint_path) {
   if (impl_->started) throw std::logic_error("Learner::restore must come before start()");
   Counters c = impl_->agent->restore(checkpoint_path);

@@ -86,6 +86,60 @@ TEST(RankReport, ReadsBackItsSeqAndRefusesWhatIsTooLongForAReport) {
   EXPECT_EQ(long_host->host.size(), kMaxRankHostBytes);
 }
 
+TEST(RankReport, CarriesTheRanksActorAddressOnlyWhenItIsAnAddress) {
+  engine::LearnerStats s;
+  const std::optional<RankReport> r = parse_rank_report(rank_report(1, "b", s, 0, 1, "tcp:10.0.0.2:7001"));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->address, "tcp:10.0.0.2:7001");
+  // Actors are sent where a report says: something that is not an address is dropped.
+  EXPECT_EQ(parse_rank_report(rank_report(1, "b", s, 0, 1, "ftp://elsewhere"))->address, "");
+  EXPECT_EQ(parse_rank_report(rank_report(1, "b", s, 0, 1))->address, "");
+}
+
+TEST(RankActorAddress, AWildcardHostIsReplacedByTheAddressOthersReachThisHostAt) {
+  EXPECT_EQ(rank_actor_address("tcp:0.0.0.0:7001", "10.0.0.2"), "tcp:10.0.0.2:7001");
+  EXPECT_EQ(rank_actor_address("tcp:[::]:7001", "10.0.0.2"), "tcp:10.0.0.2:7001");
+  EXPECT_EQ(rank_actor_address("tcp:192.168.1.5:7001", "10.0.0.2"), "tcp:192.168.1.5:7001");
+  EXPECT_EQ(rank_actor_address("unix:/run/r1/learner.sock", "10.0.0.2"), "unix:/run/r1/learner.sock");
+}
+
+// A report of rank `rank` with `actors` connected, taking actors at tcp:10.0.0.R:7000.
+std::optional<RankReport> reporting(int rank, int actors) {
+  RankReport r;
+  r.rank = rank;
+  r.actors = actors;
+  r.address = "tcp:10.0.0." + std::to_string(rank) + ":7000";
+  return r;
+}
+
+TEST(ActorPlacement, SendsEachActorToTheRankWithTheFewestAndKeepsItOnATie) {
+  ActorPlacement placement(0);
+  // Rank 0 has one actor, rank 1 none, rank 2 two; three slots each.
+  placement.update({reporting(0, 1), reporting(1, 0), reporting(2, 2)}, {3, 3, 3});
+  EXPECT_EQ(placement.choose(), std::optional<std::string>("tcp:10.0.0.1:7000"));
+  // The one just sent counts before the next reports: rank 0 and 1 tie at one, rank 0 keeps it.
+  EXPECT_EQ(placement.choose(), std::nullopt);
+  EXPECT_EQ(placement.choose(), std::optional<std::string>("tcp:10.0.0.1:7000"));
+  // All at two: this rank keeps it; then rank 0 is at three (full), ranks 1 and 2 at two.
+  EXPECT_EQ(placement.choose(), std::nullopt);
+  EXPECT_EQ(placement.choose(), std::optional<std::string>("tcp:10.0.0.1:7000"));
+  EXPECT_EQ(placement.choose(), std::optional<std::string>("tcp:10.0.0.2:7000"));
+  // Every slot taken: the actor stays, and this rank refuses it as a full learner does.
+  EXPECT_EQ(placement.choose(), std::nullopt);
+}
+
+TEST(ActorPlacement, RanksThatHaveNotReportedOrGaveNoAddressAreLeftOut) {
+  ActorPlacement placement(1);
+  // Before any report this rank takes every actor itself.
+  EXPECT_EQ(placement.choose(), std::nullopt);
+  std::optional<RankReport> silent = reporting(2, 0);
+  silent->address.clear();
+  placement.update({std::nullopt, reporting(1, 4), silent}, {8, 8, 8});
+  EXPECT_EQ(placement.choose(), std::nullopt);
+  placement.update({reporting(0, 1), reporting(1, 4), silent}, {8, 8, 8});
+  EXPECT_EQ(placement.choose(), std::optional<std::string>("tcp:10.0.0.0:7000"));
+}
+
 // A view of a 3-rank group in which ranks 0 and 1 have reported (rank 1's report number `seq`).
 GroupView three_ranks(double seq) {
   engine::LearnerStats own, other;

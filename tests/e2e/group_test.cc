@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <regex>
 #include <string>
 #include <vector>
@@ -53,6 +54,8 @@ pid_t rank_pid(const std::string& log, int rank) {
 }
 
 bool rank_alive(pid_t pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // The names of the files in `dir` that start with `prefix` and end with `suffix`, sorted by
 // the number between them (ckpt-9.pt before ckpt-10.pt).
@@ -308,6 +311,53 @@ TEST(LearnerGroup, ATcpRendezvousIsRefusedWithoutAToken) {
   EXPECT_NE(*f.exit_code, 0);
   EXPECT_NE(f.output.find("c10d's store has no authentication"), std::string::npos) << f.output;
   EXPECT_NE(f.output.find("--auth-token-file"), std::string::npos) << f.output;
+}
+
+// `moonseed actor --any-rank` given rank 0's address: the group sends each actor to the
+// rank with the fewest (rank 0 keeps it on a tie); one given rank 1's address joins rank 1.
+TEST(LearnerGroup, ActorsThatLetTheGroupPlaceThemAreSpreadOverTheRanks) {
+  GroupRun run;
+  ChildProcess learner(run.args({kUntilStopped, "topology.local_actors=0", "topology.actors=6",
+                                 "topology.listen=\"tcp:127.0.0.1:0\""}),
+                       run.log);
+  std::string rank0, rank1;
+  ASSERT_TRUE(eventually(120, [&] {
+    if (run.run_dir().empty()) return false;
+    rank0 = first_line(read_file(run.run_dir() + "/learner.address"));
+    rank1 = first_line(read_file(run.run_dir() + "/ranks/1/learner.address"));
+    return !rank0.empty() && !rank1.empty() && last(run.metrics(), "learners_reporting") == 2;
+  })) << read_file(run.log);
+  ASSERT_NE(rank0, rank1);
+  std::vector<std::unique_ptr<ChildProcess>> actors;
+  const auto actor_log = [&](size_t k) { return run.runs_dir + "/actor-" + std::to_string(k) + ".log"; };
+  const auto actors_on = [&](int rank) { return last(run.metrics(), "rank" + std::to_string(rank) + "_actors"); };
+  // One at a time, each once rank 0's rows (and so its placement, which reads the same
+  // reports) count the one before.
+  for (int k = 0; k < 4; ++k) {
+    actors.push_back(std::make_unique<ChildProcess>(
+        std::vector<std::string>{kBinary, "actor", "--connect", rank0, "--any-rank"}, actor_log(actors.size())));
+    ASSERT_TRUE(eventually(60, [&] { return actors_on(0) + actors_on(1) == k + 1; }))
+        << read_file(run.log) << read_file(actor_log(actors.size() - 1));
+  }
+  EXPECT_EQ(actors_on(0), 2);
+  EXPECT_EQ(actors_on(1), 2);
+  int sent = 0;
+  for (size_t k = 0; k < actors.size(); ++k) {
+    const std::string out = read_file(actor_log(k));
+    if (out.find("sent to " + rank1) != std::string::npos) ++sent;
+    EXPECT_EQ(out.find("sent to " + rank0), std::string::npos) << out;
+  }
+  EXPECT_EQ(sent, 2);
+  // Given a rank's own address (no --any-rank), an actor joins that rank, the fuller one or not.
+  actors.push_back(std::make_unique<ChildProcess>(std::vector<std::string>{kBinary, "actor", "--connect", rank1},
+                                                  actor_log(actors.size())));
+  EXPECT_TRUE(eventually(60, [&] { return actors_on(1) == 3; })) << read_file(run.log);
+  EXPECT_EQ(actors_on(0), 2);
+  learner.signal(SIGTERM);
+  EXPECT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
+  for (size_t k = 0; k < actors.size(); ++k) {
+    EXPECT_EQ(actors[k]->wait(60), std::optional<int>(0)) << read_file(actor_log(k));
+  }
 }
 
 TEST(LearnerGroup, ASetOnRankZeroTakesEffectOnEveryRankAtTheSameStep) {

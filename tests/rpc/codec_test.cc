@@ -62,6 +62,7 @@ void expect_same(const Hello& a, const Hello& b) {
   EXPECT_EQ(a.host, b.host);
   EXPECT_EQ(a.pid, b.pid);
   EXPECT_EQ(a.auth_token, b.auth_token);
+  EXPECT_EQ(a.any_rank, b.any_rank);
 }
 
 void expect_same(const Welcome& a, const Welcome& b) {
@@ -109,6 +110,7 @@ void expect_same(const ConfigUpdate& a, const ConfigUpdate& b) {
 void expect_same(const Bye& a, const Bye& b) {
   EXPECT_EQ(a.reason, b.reason);
   EXPECT_EQ(a.reconnect, b.reconnect);
+  EXPECT_EQ(a.redirect, b.redirect);
 }
 
 void expect_same(const ActorNotice& a, const ActorNotice& b) {
@@ -176,6 +178,17 @@ TEST(Codec, ByeSurvivesARoundTrip) {
   expect_same(decode_as<Bye>(encode(sent)), sent);
   const Bye again{"no step batch for 30 s", /*reconnect=*/true};
   expect_same(decode_as<Bye>(encode(again)), again);
+  const Bye elsewhere{"placed on rank 1", /*reconnect=*/true, "tcp:10.0.0.2:7001"};
+  const Bye decoded = decode_as<Bye>(encode(elsewhere));
+  expect_same(decoded, elsewhere);
+  EXPECT_EQ(decoded.redirect, "tcp:10.0.0.2:7001");
+}
+
+TEST(Codec, AHelloThatLetsAGroupPlaceTheActorSaysSo) {
+  Hello sent = sample_hello();
+  EXPECT_FALSE(decode_as<Hello>(encode(sent)).any_rank);
+  sent.any_rank = true;
+  EXPECT_TRUE(decode_as<Hello>(encode(sent)).any_rank);
 }
 
 TEST(Codec, FramesUseStandardStreamFramingWithOneSegment) {
