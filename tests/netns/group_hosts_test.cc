@@ -120,6 +120,32 @@ class GroupOnHosts : public ::testing::Test {
   std::string token_;
 };
 
+// Ranks listening on every interface of their hosts: an actor on a third host given rank 0's
+// address with --any-rank is sent to rank 1 at the address rank 1's host is reached at.
+TEST_F(GroupOnHosts, AnActorThatLetsTheGroupPlaceItIsSentToTheOtherRanksHost) {
+  start_group(kUntilStopped, {"topology.listen=\"tcp:0.0.0.0:" + std::to_string(kActorPort) + "\""});
+  const auto actors_on = [&](int rank) { return last(rank_rows(0), "rank" + std::to_string(rank) + "_actors"); };
+  ASSERT_TRUE(eventually(60, [&] { return last(rank_rows(0), "learners_reporting") == 2; })) << read_file(rank_log(0));
+  for (int k = 0; k < 2; ++k) {
+    const std::string log = run_.runs_dir + "/placed-" + std::to_string(k) + ".log";
+    processes_.push_back(std::make_unique<ChildProcess>(
+        hosts_->command_in("act0", {kBinary, "actor", "--connect", "tcp:" + rank_address(0), "--any-rank",
+                                    "--auth-token-file", token_}),
+        log));
+    actor_logs_.push_back(log);
+    ASSERT_TRUE(eventually(120, [&] { return actors_on(0) + actors_on(1) == k + 1; }))
+        << read_file(rank_log(0)) << read_file(log);
+  }
+  EXPECT_EQ(actors_on(0), 1);
+  EXPECT_EQ(actors_on(1), 1);
+  EXPECT_NE(read_file(actor_logs_[1]).find("sent to tcp:" + rank_address(1)), std::string::npos)
+      << read_file(actor_logs_[1]);
+  const Finished stop = run_to_end({kBinary, "ctl", run_.run_dir(), "stop"}, run_.runs_dir + "/ctl.log", 60);
+  EXPECT_EQ(stop.exit_code, std::optional<int>(0)) << stop.output;
+  EXPECT_EQ(ranks_[0]->wait(120), std::optional<int>(0)) << read_file(rank_log(0));
+  EXPECT_EQ(ranks_[1]->wait(120), std::optional<int>(0)) << read_file(rank_log(1));
+}
+
 TEST_F(GroupOnHosts, TwoRanksOnTwoHostsTrainOneModelThroughLatencyAndRefuseAWrongToken) {
   start_group("stop.frames=60000");
   start_actor(0, 5, token_);
