@@ -141,9 +141,10 @@ class Actor {
 
     // Every connection starts every env afresh: the learner dropped whatever
     // partial unrolls it held for us.
+    std::optional<ActorExit> over;  // how the connection ends when a send fails
     for (auto& group : groups_) {
       start_group(group);
-      if (!send(client, group)) return std::nullopt;
+      if (!send(client, group, over)) return over;
     }
     while (!stop_) {
       rpc::Incoming incoming = client.receive(std::chrono::milliseconds(200));
@@ -154,15 +155,9 @@ class Actor {
           return std::nullopt;
         }
         if (!step_group(*group, *actions)) return std::nullopt;
-        if (!send(client, *group)) return std::nullopt;
+        if (!send(client, *group, over)) return over;
       } else if (auto* bye = std::get_if<rpc::Bye>(&incoming)) {
-        if (bye->reconnect) {
-          // The learner let this connection go (it took us for hung): start afresh.
-          log("learner closed this connection (" + bye->reason + "), reconnecting");
-          return std::nullopt;
-        }
-        log("learner said bye: " + bye->reason);
-        return ActorExit::kBye;
+        return on_bye(*bye);
       } else if (auto* update = std::get_if<rpc::ConfigUpdate>(&incoming)) {
         // Taken by each group at its next unroll boundary; a repeat is ignored.
         if (update->config_version > latest_version_) {
@@ -336,7 +331,20 @@ class Actor {
     return true;
   }
 
-  bool send(rpc::Client& client, EnvGroup& group) {
+  // The connection ends on the learner's Bye: nullopt (connect again) when it asks to reconnect.
+  std::optional<ActorExit> on_bye(const rpc::Bye& bye) {
+    if (bye.reconnect) {
+      // The learner let this connection go (it took us for hung): start afresh.
+      log("learner closed this connection (" + bye.reason + "), reconnecting");
+      return std::nullopt;
+    }
+    log("learner said bye: " + bye.reason);
+    return ActorExit::kBye;
+  }
+
+  // Sends the notices waiting and the group's batch. False when the connection is over; `over`
+  // then says how serve_welcomed ends.
+  bool send(rpc::Client& client, EnvGroup& group, std::optional<ActorExit>& over) {
     group.batch.seq = (group.sent++ << 8) | index_of(group);
     group.batch.config_version = group.config_version;
     try {
@@ -345,7 +353,17 @@ class Actor {
       client.send(group.batch);
       return true;
     } catch (const std::exception& e) {
-      log(std::string("send failed: ") + e.what());
+      // The learner may have said Bye and closed first: at the end of a run, a proxy between us
+      // that closes both ways once the learner has (or a learner whose close grace ran out)
+      // resets a connection the actor still sends on, and the reset fails this send while the
+      // Bye waits unread. That Bye is honoured as if read in turn, so a run's end is not taken for a lost
+      // learner (reconnecting for --reconnect-for, then exiting "unreachable").
+      if (std::optional<rpc::Bye> bye = client.unread_bye()) {
+        over = on_bye(*bye);
+      } else {
+        log(std::string("send failed: ") + e.what());
+        over = std::nullopt;
+      }
       return false;
     }
   }

@@ -232,6 +232,13 @@ void Client::receive_into(Incoming& into, std::chrono::milliseconds timeout) {
   }
 }
 
+std::optional<Bye> Client::unread_bye() {
+  for (;;) {
+    if (next_message(std::chrono::milliseconds(0)) != Got::kMessage) return std::nullopt;
+    if (auto* bye = std::get_if<Bye>(&incoming_)) return std::move(*bye);
+  }
+}
+
 Client::Got Client::next_message(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   bool first_wait = true;

@@ -15,7 +15,8 @@
 // HandshakeRefused with the learner's reason, Redirected for a Bye that sends
 // the actor to another rank of a learner group, or ConnectionError (also for a
 // Bye that asks to reconnect: the learner is busy, try again later). send() throws
-// ConnectionError when the connection is gone. receive() reports timeouts and
+// ConnectionError when the connection is gone; unread_bye() then tells a
+// learner that said Bye just before from a lost one. receive() reports timeouts and
 // closes as values; a malformed frame from the learner closes the connection
 // and comes back as Closed with the reason. Frames above limits.max_frame_bytes
 // are never buffered.
@@ -28,6 +29,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -105,6 +107,13 @@ class Client {
   // received, their buffers are swapped, so a caller that keeps `into` makes
   // the client reuse its vectors.
   void receive_into(Incoming& into, std::chrono::milliseconds timeout);
+
+  // After a send failed: the Bye the learner sent before the connection broke, if it is among
+  // what already arrived, else nullopt. A learner (or a proxy between) that says Bye and closes
+  // while this client still sends resets the connection, and the reset fails the send while the
+  // Bye waits unread. The kernel keeps the bytes that came before a reset, and they all came
+  // before it, so they are read without waiting; other messages among them are dropped.
+  std::optional<Bye> unread_bye();
 
   // Sends Bye{reason} if the socket is still open (best effort, never blocks),
   // then closes. Idempotent.
