@@ -71,10 +71,23 @@ class Actor {
         backoff_s = std::min(backoff_s * 2, 2.0);
         continue;
       }
-      backoff_s = 0.1;
       std::optional<ActorExit> exit = serve(*client);
       if (exit) return *exit;
-      give_up_at = Clock::now() + seconds(options_.reconnect_for_s);
+      if (handshake_ == Handshake::kRedirected) continue;  // to the rank it was sent to, at once
+      if (handshake_ == Handshake::kWelcomed) {
+        // A learner that served this actor: the next one gets the whole time again.
+        backoff_s = 0.1;
+        give_up_at = Clock::now() + seconds(options_.reconnect_for_s);
+        continue;
+      }
+      // Connected but never welcomed (a proxy whose learner is gone accepts and drops every
+      // connection; a busy learner): the same backoff and time limit as a refused connect.
+      if (Clock::now() >= give_up_at) {
+        log("no learner at " + options_.address + " welcomed this actor, giving up");
+        return ActorExit::kUnreachable;
+      }
+      std::this_thread::sleep_for(seconds(backoff_s));
+      backoff_s = std::min(backoff_s * 2, 2.0);
     }
     return ActorExit::kStopped;
   }
@@ -104,6 +117,7 @@ class Actor {
     // Placed once: the rank it was sent to keeps it (a Hello there asks for no placement).
     hello.any_rank = options_.any_rank && placed_at_.empty();
     rpc::Welcome welcome;
+    handshake_ = Handshake::kFailed;
     try {
       welcome = client.hello(hello);
     } catch (const rpc::Redirected& e) {
@@ -114,9 +128,16 @@ class Actor {
         return std::nullopt;
       }
       placed_at_ = e.address();
+      handshake_ = Handshake::kRedirected;
       log(e.what());
       return std::nullopt;
     } catch (const rpc::HandshakeRefused& e) {
+      if (!placed_at_.empty()) {
+        // The rank it was sent to filled up meanwhile: the group places it again.
+        log("refused by the rank at " + placed_at_ + " (" + e.reason() + "), back to " + options_.address);
+        placed_at_.clear();
+        return std::nullopt;
+      }
       log("refused by the learner: " + e.reason());
       return ActorExit::kRefused;
     } catch (const std::exception& e) {
@@ -124,6 +145,7 @@ class Actor {
       return std::nullopt;
     }
     actor_id_ = welcome.actor_id;
+    handshake_ = Handshake::kWelcomed;
     try {
       return serve_welcomed(client, welcome);
     } catch (const std::exception& e) {
@@ -375,6 +397,9 @@ class Actor {
 
   const ActorOptions& options_;
   std::string placed_at_;  // the rank of a learner group this actor was sent to ("": none)
+  // How the last connection's handshake went: run() paces its reconnects by it.
+  enum class Handshake { kFailed, kRedirected, kWelcomed };
+  Handshake handshake_ = Handshake::kFailed;
   const std::atomic<bool>& stop_;
   int32_t actor_id_ = -1;
   rpc::Welcome welcome_;

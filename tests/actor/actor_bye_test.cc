@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -212,6 +213,49 @@ TEST(ActorLoopBye, AByeThenACloseWhileTheActorSendsOverAUnixSocketEndsTheActor) 
   ClosingLearner learner(/*tcp=*/false);
   EXPECT_EQ(run_against(learner.address()), ActorExit::kBye);
   EXPECT_GT(learner.finish(), 0u) << "the actor was not sending when the connection broke";
+}
+
+// What a proxy whose learner is gone does: it takes every connection and drops it
+// before a word. The actor must pace its tries and give up after --reconnect-for as
+// when nothing listens, not reconnect at once forever (each connect succeeds).
+TEST(ActorLoopBye, ConnectionsThatAreNeverWelcomedAreRetriedWithBackoffUntilTheActorGivesUp) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("moonseed-actor-dropper-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "learner.sock").string();
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::strncpy(sa.sun_path, path.c_str(), sizeof sa.sun_path - 1);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0) << std::strerror(errno);
+  ASSERT_EQ(::listen(listener, 64), 0);
+  std::atomic<bool> done{false};
+  std::atomic<int> accepted{0};
+  std::thread dropper([&] {
+    while (!done) {
+      pollfd p{listener, POLLIN, 0};
+      if (::poll(&p, 1, 50) != 1) continue;
+      const int fd = ::accept(listener, nullptr, nullptr);
+      if (fd >= 0) {
+        ++accepted;
+        ::close(fd);
+      }
+    }
+  });
+  ActorOptions options;
+  options.address = "unix:" + path;
+  options.verbose = false;
+  options.reconnect_for_s = 1;
+  const std::atomic<bool> stop{false};
+  const ActorExit exit = run_actor(options, stop);
+  done = true;
+  dropper.join();
+  ::close(listener);
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(exit, ActorExit::kUnreachable);
+  // Backoff from 0.1 s doubling: a handful of tries in the second it is given (thousands without it).
+  EXPECT_GE(accepted.load(), 2);
+  EXPECT_LE(accepted.load(), 10);
 }
 
 }  // namespace
