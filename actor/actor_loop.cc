@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/text.h"
 #include "envs/env.h"
 #include "envs/env_set.h"
 #include "envs/wrappers/wrappers.h"
@@ -100,8 +101,9 @@ class Actor {
   // Where to connect: the rank a learner group placed this actor on, else the address given.
   const std::string& address() const { return placed_at_.empty() ? options_.address : placed_at_; }
 
+  // Lines carry the learner's words (a Bye's reason, a refusal): printed safe for a terminal.
   void log(const std::string& line) const {
-    if (options_.verbose) base::log(base::Severity::kInfo, "actor " + std::to_string(actor_id_), line);
+    if (options_.verbose) base::log(base::Severity::kInfo, "actor " + std::to_string(actor_id_), base::printable(line));
   }
 
   // One connection's life. Returns an exit when the actor should stop, nullopt

@@ -114,6 +114,22 @@ std::string json_quote(std::string_view s) {
   });
 }
 
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+      continue;
+    }
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(c));
+    out += buf;
+  }
+  return out;
+}
+
 std::string lua_quote(std::string_view s) {
   return quote(s, [](unsigned char c, std::string& out) {
     if (c >= 0x20 && c != 0x7f) return false;

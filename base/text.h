@@ -32,6 +32,12 @@ std::string number_text(double v, int digits);
 // (\n, \r, \t, \u00XX); other bytes as they are.
 std::string json_quote(std::string_view s);
 
+// Text from a peer (an actor's host name, a Bye's reason, a notice), made safe
+// for a terminal or a log line: control characters and DEL as \xHH, so that
+// no newline or escape sequence in it can forge a line or recolour a terminal.
+// Other bytes as they are.
+std::string printable(std::string_view s);
+
 // A Lua string literal that reads back as the same bytes: \" \\ \n \r \t,
 // other control characters and DEL as \ddd.
 std::string lua_quote(std::string_view s);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "base/text.h"
 
 namespace moonseed::rpc::detail {
 namespace {
@@ -295,7 +296,8 @@ void Session::handle_frame(const uint8_t* data, size_t size) {
       fail(std::string("service failed on an ActorNotice: ") + e.what());
     }
   } else if (auto* bye = std::get_if<Bye>(&incoming_)) {
-    close_reason_ = "actor said bye: " + bye->reason;
+    // The actor's words reach the learner's log: no control character of theirs goes with them.
+    close_reason_ = "actor said bye: " + base::printable(bye->reason.substr(0, 1000));
     begin_close(close_reason_, CloseWith::kNothing);
   } else {
     fail(std::string("unexpected ") + message_name(incoming_) + " from an actor");

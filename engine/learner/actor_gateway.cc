@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "base/log.h"
+#include "base/text.h"
 #include "base/secret.h"
 #include "envs/env.h"
 #include "envs/wrappers/wrapper_spec.h"
@@ -272,7 +273,7 @@ rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {
   }
   const size_t slot = static_cast<size_t>(id);
   connected_[slot] = true;
-  hosts_[slot] = hello.host.substr(0, 255);
+  hosts_[slot] = base::printable(hello.host.substr(0, 255));  // it reaches logs and terminals
   pids_[slot] = hello.pid;
   admitted_at_[slot] = clock_.now();
   const uint64_t connection = connections_[slot]++;
@@ -325,7 +326,8 @@ void ActorGateway::on_connect(std::shared_ptr<rpc::ActorLink> link) {
 void ActorGateway::on_notice(const std::shared_ptr<rpc::ActorLink>& link, const rpc::ActorNotice& notice) {
   const int id = link->actor_id();
   if (id < 0 || id >= config_.topology.actors) return;
-  std::string text = notice.text.substr(0, kMaxNoticeBytes) + (notice.text.size() > kMaxNoticeBytes ? "..." : "");
+  std::string text =
+      base::printable(notice.text.substr(0, kMaxNoticeBytes)) + (notice.text.size() > kMaxNoticeBytes ? "..." : "");
   ActorEvent event;
   {
     base::MutexLock lock(actors_mu_);

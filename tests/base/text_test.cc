@@ -81,6 +81,12 @@ TEST(JsonQuote, EscapesQuotesBackslashesAndControlCharacters) {
   EXPECT_EQ(json_quote("caf\xc3\xa9"), "\"caf\xc3\xa9\"");  // UTF-8 passes through
 }
 
+TEST(Printable, ControlCharactersAndDeleteBecomeHexEscapesAndTheRestStays) {
+  EXPECT_EQ(base::printable("plain host-01.lan"), "plain host-01.lan");
+  EXPECT_EQ(base::printable(std::string("a\nb\r\tc\x1b[31m\x7f") + '\0' + "d"), "a\\x0ab\\x0d\\x09c\\x1b[31m\\x7f\\x00d");
+  EXPECT_EQ(base::printable("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 as it is
+}
+
 TEST(LuaQuote, EscapesControlCharactersAndDeleteAsDecimal) {
   EXPECT_EQ(lua_quote("it's \"x\""), "\"it's \\\"x\\\"\"");
   EXPECT_EQ(lua_quote("a\nb\\"), "\"a\\nb\\\\\"");

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "engine/learner/actor_event.h"
 #include "engine/learner/checkpoint.h"
 #include "engine/learner/optimizer.h"
 #include "envs/env.h"
@@ -201,6 +202,47 @@ TEST(HostileActor, EachBadStepBatchClosesOnlyItsConnectionWithTheReason) {
   honest_step(again, 1, true);
   honest_step(again, 2, false);
   EXPECT_EQ(s.learner.stats().failure, "");
+}
+
+// An actor's words (its Hello's host, a notice, its Bye's reason) reach the learner's lines
+// and metrics: a newline or an escape sequence in them must not forge a line of the run's
+// output or recolour a terminal.
+TEST(HostileActor, ControlCharactersInAnActorsWordsNeverReachALineAsThemselves) {
+  Served s(two_actors());
+  rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
+  rpc::Hello hello;
+  hello.actor_id = 0;
+  hello.host = "box\nmoonseed: stopped: by the actor (FORGED)\x1b[31m";
+  client.hello(hello, std::chrono::seconds(10));
+  rpc::ActorNotice notice;
+  notice.text = "shaping failed\r\nmoonseed: FORGED\x07";
+  client.send(notice);
+  client.close("gone\nmoonseed: FORGED\x7f");
+  std::vector<ActorEvent> events;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto left = [&] {
+    for (const ActorEvent& e : events) {
+      if (e.kind == ActorEvent::Kind::kLeft) return true;
+    }
+    return false;
+  };
+  while (!left() && std::chrono::steady_clock::now() < deadline) {
+    for (ActorEvent& e : s.learner.take_actor_events()) events.push_back(std::move(e));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(left()) << "the actor's leave was never seen";
+  bool noticed = false;
+  for (const ActorEvent& e : events) {
+    const std::string line = describe(e);
+    SCOPED_TRACE(line);
+    for (const char c : line) {
+      EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << "control character " << int(c);
+    }
+    if (e.kind != ActorEvent::Kind::kNotice) EXPECT_NE(line.find("box\\x0amoonseed"), std::string::npos);
+    if (e.kind == ActorEvent::Kind::kNotice) noticed = line.find("\\x0d\\x0a") != std::string::npos;
+    if (e.kind == ActorEvent::Kind::kLeft) EXPECT_NE(line.find("gone\\x0amoonseed: FORGED\\x7f"), std::string::npos);
+  }
+  EXPECT_TRUE(noticed) << "the notice never arrived escaped";
 }
 
 TEST(HostileActor, ObservationsThatOverflowTheNetCostOnlyTheirConnection) {
