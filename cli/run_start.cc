@@ -279,6 +279,10 @@ void Run::protect() {
   auth_token_ = auth_token(options_.auth_token_file);
   // Local actors read it from the environment they inherit.
   if (!options_.auth_token_file.empty()) ::setenv(kAuthTokenVariable, auth_token_.c_str(), 1);
+  // Before the run directory exists: a refused dashboard must leave nothing behind.
+  if (!cfg_.dashboard.listen.empty() && rank() == 0) {
+    dashboard::Server::check_listen(cfg_.dashboard.listen, !auth_token_.empty());
+  }
   if (cfg_.topology.listen.empty()) return;
   if (rpc::only_this_host(rpc::require_address(cfg_.topology.listen))) return;
   if (auth_token_.empty() && !options_.insecure) {

@@ -1,11 +1,14 @@
 #include "dashboard/server.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -106,15 +109,29 @@ std::string given_token(const httplib::Request& req) {
   return "";
 }
 
-// The Host header names this host: localhost, 127.x.x.x or [::1], with any port.
+// The Host header names this host: `localhost`, a literal IPv4 loopback
+// address (127.a.b.c, four decimal parts) or [::1], then nothing or :PORT. A
+// name that only starts like one (127.attacker.example) is another host's: a
+// page of that name could reach this dashboard through DNS rebinding.
 bool loopback_host_header(const std::string& host_header) {
-  std::string host = host_header;
+  std::string host = host_header, port;
   if (!host.empty() && host[0] == '[') {
-    host = host.substr(0, host.find(']') + 1);
-    return host == "[::1]";
+    const size_t close = host.find(']');
+    if (close == std::string::npos) return false;
+    port = host.substr(close + 1);
+    host = host.substr(0, close + 1);
+  } else if (const size_t colon = host.find(':'); colon != std::string::npos) {
+    port = host.substr(colon);
+    host = host.substr(0, colon);
   }
-  host = host.substr(0, host.find(':'));
-  return host == "localhost" || host.rfind("127.", 0) == 0;
+  if (!port.empty()) {
+    const bool digits = port.size() >= 2 && port.size() <= 6 && port[0] == ':' &&
+                        std::all_of(port.begin() + 1, port.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits) return false;
+  }
+  if (host == "localhost" || host == "[::1]") return true;
+  in_addr address{};
+  return ::inet_pton(AF_INET, host.c_str(), &address) == 1 && (ntohl(address.s_addr) >> 24) == 127;
 }
 
 std::string run_name(const std::string& dir) {
@@ -180,15 +197,19 @@ Server::Server(std::vector<std::string> run_dirs, std::string auth_token)
 
 Server::~Server() { stop(); }
 
+void Server::check_listen(const std::string& listen, bool have_token) {
+  const rpc::Address address = parse_listen(listen);  // throws for one that is not HOST:PORT
+  if (have_token || rpc::only_this_host(address)) return;
+  throw std::invalid_argument("dashboard.listen = \"" + listen +
+                              "\" reaches beyond this host, and the run has no auth token: give it one "
+                              "(--auth-token-file or MOONSEED_AUTH_TOKEN, docs/security.md) or listen on "
+                              "127.0.0.1");
+}
+
 std::string Server::start(const std::string& listen) {
+  check_listen(listen, !token_.empty());
   const rpc::Address address = parse_listen(listen);
   require_token_ = !rpc::only_this_host(address);
-  if (require_token_ && token_.empty()) {
-    throw std::invalid_argument("dashboard.listen = \"" + listen +
-                                "\" reaches beyond this host, and the run has no auth token: give it one "
-                                "(--auth-token-file or MOONSEED_AUTH_TOKEN, docs/security.md) or listen on "
-                                "127.0.0.1");
-  }
   http_->new_task_queue = [] { return new ConnectionQueue(kThreads, kMaxWaiting); };
   http_->set_read_timeout(kReadTimeoutS);
   http_->set_write_timeout(kReadTimeoutS);

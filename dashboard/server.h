@@ -80,7 +80,12 @@ class Server {
 
   // Listens on `listen` ("HOST:PORT", "[::1]:PORT"; port 0 = a free one) and
   // serves on threads of its own. Returns the page's URL, "http://HOST:PORT/".
+  // Throws as check_listen, or std::runtime_error when it cannot listen.
   std::string start(const std::string& listen);
+  // Throws std::invalid_argument for a `listen` that is not HOST:PORT, or one
+  // that reaches beyond this host without a token: a run checks it with its
+  // other start-up checks, before it writes anything.
+  static void check_listen(const std::string& listen, bool have_token);
   void stop();
 
   void set_status(std::string json);

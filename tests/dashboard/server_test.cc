@@ -255,7 +255,9 @@ TEST(DashboardServer, AFloodOfSilentConnectionsIsHeldToItsBoundThenAFreshRequest
     most = std::max(most, n);
     return n;
   };
-  EXPECT_TRUE(until([&] { return held() >= bound; })) << held();
+  // All but the accepting thread's one at least (on a loaded machine that thread may still be
+  // on its way back to accept() when the first silent connection is closed).
+  EXPECT_TRUE(until([&] { return held() >= bound - 1; })) << held();
   // The server closes a silent connection after its keep-alive timeout; until the
   // first, an unbounded queue would have accepted the whole flood.
   EXPECT_TRUE(until([&] {
@@ -265,7 +267,9 @@ TEST(DashboardServer, AFloodOfSilentConnectionsIsHeldToItsBoundThenAFreshRequest
     }
     return false;
   }));
-  EXPECT_EQ(most, bound) << "descriptors the server held for " << flood << " silent connections";
+  // Never more than the bound: an unbounded queue would have held the whole flood.
+  EXPECT_LE(most, bound) << "descriptors the server held for " << flood << " silent connections";
+  EXPECT_GE(most, bound - 1) << "descriptors the server held for " << flood << " silent connections";
   for (const int fd : fds) ::close(fd);
 
   // A fresh request is answered within the read timeout, once the flood is gone.
@@ -323,11 +327,20 @@ TEST(DashboardServer, OnLoopbackARequestForAnotherHostIsRefused) {
                                                  std::to_string(port) + "\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(status_of(foreign), 403) << foreign;
   EXPECT_EQ(body_of(foreign).find("frames"), std::string::npos);
-  for (const std::string host : {"localhost", "127.0.0.1", "[::1]"}) {
+  for (const std::string host : {"localhost", "127.0.0.1", "[::1]", "127.1.2.3"}) {
     EXPECT_EQ(status_of(http_exchange(port, "GET / HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port) +
                                            "\r\nConnection: close\r\n\r\n")),
               200)
         << host;
+  }
+  // Names that only start like a loopback address are other hosts' (DNS rebinding), and so is
+  // anything after the port.
+  for (const std::string& host : std::vector<std::string>{"127.attacker.example:" + std::to_string(port), "127.0.0.1.nip.io",
+                                 "[::1].attacker.example", "localhost.attacker.example", "127.0.0.1:80x",
+                                 "127.0.0.256", "[::1"}) {
+    const std::string reply = http_exchange(port, "GET /api/config HTTP/1.1\r\nHost: " + host +
+                                                      "\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(status_of(reply), 403) << host << "\n" << reply;
   }
 }
 

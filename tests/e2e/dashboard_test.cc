@@ -179,13 +179,16 @@ TEST(Dashboard, AnEmptyListenTurnsItOff) {
   EXPECT_EQ(run.output().find("dashboard on"), std::string::npos) << run.output();
 }
 
-TEST(Dashboard, BeyondLoopbackWithoutATokenTheRunIsRefused) {
+TEST(Dashboard, BeyondLoopbackWithoutATokenTheRunIsRefusedBeforeItWritesAnything) {
   ShortRun run("0.0.0.0:0");
   ASSERT_EQ(run.exit_code, std::optional<int>(1)) << run.output();
   EXPECT_NE(run.output().find("dashboard.listen = \"0.0.0.0:0\" reaches beyond this host, and the run has no auth "
                               "token"),
             std::string::npos)
       << run.output();
+  // Refused with the other start-up checks: no run directory, no actor started.
+  EXPECT_TRUE(list_dirs(run.dir + "/runs").empty()) << run.output();
+  EXPECT_EQ(run.output().find("joined"), std::string::npos) << run.output();
 }
 
 TEST(Dashboard, ALearnerGroupsPageShowsTheGroupsStatusAndARowForEachRank) {
