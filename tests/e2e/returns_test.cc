@@ -38,10 +38,11 @@ const std::string kScript =
 
 bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b)); }
 
-// The newest tick row (event rows have no "frames").
+// The newest row of the run's counters: the stop row, which holds them at the end (the last
+// tick before it may be from early in a short run: it had 93 episodes once on a fast machine).
 MetricsRow last_tick(const std::vector<MetricsRow>& rows) {
   for (auto r = rows.rbegin(); r != rows.rend(); ++r) {
-    if (r->count("frames") && !r->count("event")) return *r;
+    if (r->count("frames") && r->count("episodes") && r->count("return_mean")) return *r;
   }
   return {};
 }
