@@ -95,6 +95,14 @@ void LocalActors::start() {
   starter_ = std::thread([this] { start_due(); });
 }
 
+int own_oom_score_adj() {
+  std::ifstream in("/proc/self/oom_score_adj");
+  int adj = 0;
+  return in >> adj ? adj : 0;
+}
+
+int actor_oom_score_adj(int learner) { return std::clamp(learner + kActorOomScoreAdjAbove, -1000, 1000); }
+
 pid_t LocalActors::spawn(int id) {
   const std::string log = log_path(id);
   const std::string id_arg = std::to_string(id);
@@ -118,6 +126,9 @@ pid_t LocalActors::spawn(int id) {
   for (std::string& e : environment) envp.push_back(e.data());
   envp.push_back(nullptr);
   batches_at_start_[static_cast<size_t>(id)] = options_.step_batches ? options_.step_batches(id) : 0;
+  // When memory runs out the kernel kills the process with the highest score: an actor, never the
+  // learner before its actors (an env that leaks would otherwise take the learner down with it).
+  const std::string oom_adj = std::to_string(actor_oom_score_adj(own_oom_score_adj()));
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
@@ -129,6 +140,13 @@ pid_t LocalActors::spawn(int id) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Raising one's own score needs no privilege.
+    if (const int adj = ::open("/proc/self/oom_score_adj", O_WRONLY); adj >= 0) {
+      if (::write(adj, oom_adj.data(), oom_adj.size()) < 0) {
+        // Left as it was: the kill order is a preference, not a condition of running.
+      }
+      ::close(adj);
+    }
     int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       ::dup2(fd, STDOUT_FILENO);

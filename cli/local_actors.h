@@ -50,6 +50,13 @@ class RestartPolicy {
   std::vector<int> early_deaths_;
 };
 
+// Local actors' oom_score_adj: the learner's plus kActorOomScoreAdjAbove, at
+// most 1000, so that when memory runs out the kernel kills actors (which the
+// run restarts) before the learner. own_oom_score_adj reads this process's.
+constexpr int kActorOomScoreAdjAbove = 500;
+int own_oom_score_adj();
+int actor_oom_score_adj(int learner);
+
 struct LocalActorsOptions {
   std::string binary;     // path of the moonseed-actor executable (actor_binary()), or of python3
   // Put between the binary and "--connect ADDRESS --actor-id N" (a Python actor's

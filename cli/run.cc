@@ -120,6 +120,7 @@ Run::~Run() {
   values_.reset();
   group_.reset();
   local_ranks_.reset();  // kills ranks still running: a run that throws leaves none behind
+  if (run_lock_fd_ >= 0) ::close(run_lock_fd_);  // the run directory is free for a --resume
 }
 
 double Run::elapsed_s() const { return now_s() - t0_; }

@@ -113,6 +113,7 @@ class Run {
   void protect();  // umask, auth token, and no open listening without one
   engine::Counters start_learner();  // returns the counters it starts from
   engine::Counters resume();         // --resume: restores the newest complete checkpoint
+  void lock_run_directory();         // throws when another run holds dir_
   void append_resume_row(const std::string& checkpoint, const engine::Counters& start);
   engine::Counters resume_group();
   void update_placement(const std::string& own_report, const std::vector<std::optional<std::string>>& reports);  // at each log tick of a group's rank   // a learner group's start: each rank from the group's checkpoint and its part
@@ -178,6 +179,7 @@ class Run {
   bool diverged_ = false;       // the learner failed (the model went non-finite): no final checkpoint, exit 1
   bool group_failed_ = false;   // a rank of the group died, hung or drifted: exit 3
   std::string host_;            // this host's name, in the group's reports
+  int run_lock_fd_ = -1;  // dir_'s lock (flock), held until the process ends
   int64_t reports_published_ = 0;  // this rank's reports to its group, their seq
   std::string actor_address_;      // a rank of a group: where it takes actors, as others reach it
   std::shared_ptr<ActorPlacement> placement_;  // a rank of a group: where actors with --any-rank go (shared with the io threads)

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -174,7 +175,10 @@ void Run::open_run_directory() {
   }
   if (!dir_) {
     dir_ = engine::RunDirectory::create(cfg_.runs_dir, cfg_.name);
+    lock_run_directory();
     save_sources(*dir_, sources_);
+  } else {
+    lock_run_directory();  // a resume: before it writes a byte there
   }
   if (options_.resume_dir.empty()) {
     dir_->write_file_atomic("config.lua", scripts::to_lua(cfg_));
@@ -191,6 +195,26 @@ void Run::open_run_directory() {
     write_or_warn(*dir_, "engine.json", engine, "engine.json names the engine of the run's previous start");
   }
   if (cfg_.topology.learners > 1) join_group();
+}
+
+// One run at a time in a run directory: a second `--resume` of a live run
+// would rewrite its config.lua, learner.address and metrics. The lock is the
+// directory's own (flock), held by this process until it ends (never passed
+// to the processes it starts: close-on-exec), and let go by the kernel
+// however it ends, kill -9 included.
+void Run::lock_run_directory() {
+  const int fd = ::open(dir_->path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("cannot open run directory " + dir_->path() + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      throw std::runtime_error(dir_->path() + " is in use: another `moonseed run` is running in it (see its run.log "
+                               "or `moonseed ctl " + dir_->path() + " status`); resume it once that run has ended");
+    }
+    throw std::runtime_error("cannot lock run directory " + dir_->path() + ": " + std::strerror(err));
+  }
+  run_lock_fd_ = fd;
 }
 
 int Run::rank() const { return cfg_.topology.learners > 1 ? cfg_.topology.rank : 0; }

@@ -27,7 +27,9 @@ ControlServer::~ControlServer() {
 void ControlServer::add_poll_fds(std::vector<pollfd>& fds) const {
   fds.push_back(pollfd{listen_fd_, POLLIN, 0});
   for (const Client& c : clients_) {
-    fds.push_back(pollfd{c.fd, static_cast<short>(c.out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
+    // A client whose replies pile up unread is not read from until they drain.
+    const short in = reading(c) ? POLLIN : 0;
+    fds.push_back(pollfd{c.fd, static_cast<short>(c.out.empty() ? in : in | POLLOUT), 0});
   }
 }
 
@@ -38,6 +40,15 @@ void ControlServer::serve(const std::vector<pollfd>& fds, const Handler& handle)
       while (true) {
         const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) break;  // EAGAIN, or a client that left before we accepted it
+        if (clients_.size() >= kMaxControlClients) {
+          const std::string busy = "{\"ok\": false, \"error\": \"" + std::to_string(kMaxControlClients) +
+                                   " control clients are connected already; closing\"}\n";
+          if (::send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+            // It is closed either way.
+          }
+          ::close(fd);
+          continue;
+        }
         clients_.push_back(Client{fd, {}, {}, false});
       }
       continue;
@@ -46,6 +57,7 @@ void ControlServer::serve(const std::vector<pollfd>& fds, const Handler& handle)
       if (c.fd != p.fd) continue;
       if (p.revents & (POLLIN | POLLHUP | POLLERR)) read_from(c, handle);
       if (c.fd >= 0 && !c.out.empty()) write_to(c);
+      if (c.fd >= 0 && !c.closing) answer(c, handle);  // lines held back while replies waited
       break;
     }
   }
@@ -62,7 +74,7 @@ void ControlServer::serve(const std::vector<pollfd>& fds, const Handler& handle)
 
 void ControlServer::read_from(Client& c, const Handler& handle) {
   char buf[4096];
-  while (!c.closing) {
+  while (!c.closing && reading(c)) {
     const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
@@ -72,17 +84,21 @@ void ControlServer::read_from(Client& c, const Handler& handle) {
       return;
     }
     c.in.append(buf, static_cast<size_t>(n));
-    size_t start = 0;
-    for (size_t nl; (nl = c.in.find('\n', start)) != std::string::npos; start = nl + 1) {
-      std::string line = c.in.substr(start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      c.out += handle(line) + "\n";
-    }
-    c.in.erase(0, start);
-    if (c.in.size() > kMaxControlLine) {
-      c.out += "{\"ok\": false, \"error\": \"request line longer than 65536 bytes; closing\"}\n";
-      c.closing = true;
-    }
+    answer(c, handle);
+  }
+}
+
+void ControlServer::answer(Client& c, const Handler& handle) {
+  size_t start = 0;
+  for (size_t nl; reading(c) && (nl = c.in.find('\n', start)) != std::string::npos; start = nl + 1) {
+    std::string line = c.in.substr(start, nl - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    c.out += handle(line) + "\n";
+  }
+  c.in.erase(0, start);
+  if (c.in.size() > kMaxControlLine && c.in.find('\n') == std::string::npos) {
+    c.out += "{\"ok\": false, \"error\": \"request line longer than 65536 bytes; closing\"}\n";
+    c.closing = true;
   }
 }
 

@@ -6,8 +6,12 @@
 //   reply:   a JSON object              {"ok": true, "result": ...} or
 //                                       {"ok": false, "error": "..."}
 // Commands and their meaning belong to the run (cli/run_control.h); this file
-// only moves lines. A request line longer than kMaxLine bytes closes that
-// client with an error reply; other clients go on.
+// only moves lines. A request line longer than kMaxControlLine bytes closes
+// that client with an error reply; other clients go on. A client that sends
+// requests and does not read the replies is not read from while
+// kMaxControlReplies bytes of its replies wait (its own sends then block), so
+// what it costs the run stays bounded; at most kMaxControlClients clients are
+// connected at once (one more is told so and closed).
 //
 // ControlServer is driven by its owner's poll() loop (no thread of its own):
 // add_poll_fds() before poll, serve() after. Not thread-safe.
@@ -24,6 +28,8 @@
 namespace moonseed::rpc {
 
 constexpr size_t kMaxControlLine = 64 * 1024;
+constexpr size_t kMaxControlReplies = 1024 * 1024;
+constexpr size_t kMaxControlClients = 64;
 
 class ControlServer {
  public:
@@ -55,6 +61,9 @@ class ControlServer {
     bool closing = false;  // close once `out` is written
   };
   void read_from(Client& client, const Handler& handle);
+  // Answers the complete lines in `in` while the replies waiting are under kMaxControlReplies.
+  void answer(Client& client, const Handler& handle);
+  static bool reading(const Client& client) { return client.out.size() < kMaxControlReplies; }
   void write_to(Client& client);
 
   std::string path_;

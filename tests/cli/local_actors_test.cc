@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -137,6 +138,25 @@ TEST_F(LocalActorsTest, ArgumentsComeBeforeTheAddressAndTheEnvironmentIsTheLearn
       << read();
   EXPECT_NE(read().find("env: kept new\n"), std::string::npos) << read();
   actors.shutdown(0);
+}
+
+// When memory runs out, the kernel picks the process with the highest score: an actor's is
+// above its learner's, so a leaking env takes its actor down, not the learner.
+TEST_F(LocalActorsTest, ActorsAreTheKernelsFirstChoiceWhenMemoryRunsOut) {
+  LocalActors actors(options(script("cat /proc/self/oom_score_adj\nexec sleep 1000"), 1));
+  actors.start();
+  const std::string log = (dir_ / "actor-0.log").string();
+  auto read = [&] {
+    std::ifstream in(log);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  ASSERT_TRUE(eventually([&] { return read().find('\n') != std::string::npos; })) << read();
+  const int learner = own_oom_score_adj();
+  EXPECT_EQ(std::stoi(read()), std::min(1000, learner + kActorOomScoreAdjAbove)) << read();
+  if (learner < 1000) EXPECT_GT(std::stoi(read()), learner);
+  actors.shutdown(0);
+  EXPECT_EQ(actor_oom_score_adj(900), 1000);
+  EXPECT_EQ(actor_oom_score_adj(-1000), -500);
 }
 
 TEST_F(LocalActorsTest, AnActorThatDiesBeforeWorkingIsParkedQuotingItsLog) {

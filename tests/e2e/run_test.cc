@@ -175,6 +175,35 @@ TEST(EndToEnd, AnActorReconnectsWhenItsLearnerComesBack) {
   EXPECT_EQ(actor.wait(30), std::optional<int>(0)) << read_file(first_run.runs_dir + "/actor.log");
 }
 
+// Two `moonseed run --resume D` at once: the second is refused before it touches D (it used to
+// rewrite config.lua and learner.address and append a resume row to the live run's metrics).
+TEST(EndToEnd, ASecondRunInALiveRunDirectoryIsRefusedBeforeItWritesThere) {
+  CartpoleRun run;
+  ChildProcess learner(run.args({kUntilStopped, "checkpoint.interval_s=1"}), run.log);
+  ASSERT_TRUE(eventually(60, [&] {
+    return !run.run_dir().empty() && last(run.metrics(), "frames") > 0 &&
+           !read_file(run.run_dir() + "/learner.address").empty();
+  })) << read_file(run.log);
+  const std::string dir = run.run_dir();
+  const std::string config = read_file(dir + "/config.lua");
+  const std::string address = read_file(dir + "/learner.address");
+  const Finished second = run_to_end({kBinary, "run", "--resume", dir, "stop.frames=1"}, run.runs_dir + "/second.log", 60);
+  EXPECT_EQ(second.exit_code, std::optional<int>(1)) << second.output;
+  EXPECT_NE(second.output.find(dir + " is in use: another `moonseed run` is running in it"), std::string::npos)
+      << second.output;
+  EXPECT_EQ(read_file(dir + "/config.lua"), config);
+  EXPECT_EQ(read_file(dir + "/learner.address"), address);
+  EXPECT_TRUE(read_events(dir + "/metrics.jsonl", "resume").empty());
+  EXPECT_TRUE(learner.running());
+  learner.signal(SIGTERM);
+  ASSERT_EQ(learner.wait(60), std::optional<int>(0)) << read_file(run.log);
+  // Once the run has ended (its lock goes with its process) the directory can be resumed.
+  const Finished resumed = run_to_end({kBinary, "run", "--resume", dir, frames_past_last_row(run, 2000)},
+                                      run.runs_dir + "/resumed.log", 120);
+  EXPECT_EQ(resumed.exit_code, std::optional<int>(0)) << resumed.output;
+  EXPECT_EQ(read_events(dir + "/metrics.jsonl", "resume").size(), 1u);
+}
+
 TEST(EndToEnd, ABrokenScriptFailsWithFileAndLineBeforeAnythingStarts) {
   CartpoleRun run;
   const std::string script = run.runs_dir + "/broken.lua";

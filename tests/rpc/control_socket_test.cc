@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -116,6 +119,73 @@ TEST(ControlSocket, AnOverlongLineClosesOnlyThatClient) {
   EXPECT_NE(got.find("longer than"), std::string::npos) << got;
   ::close(fd);
   EXPECT_EQ(good.request("still here", milliseconds(5000)), "{\"echo\": \"still here\"}");
+}
+
+// A client that sends requests and never reads the replies grew the run by hundreds of MiB:
+// the server stops reading it once kMaxControlReplies bytes of replies wait, so the client's
+// own sends block; once it reads, every request it sent is answered, in order.
+TEST(ControlSocket, AClientThatDoesNotReadItsRepliesIsHeldToABound) {
+  const std::string path = temp_path("control.sock");
+  ServedControl served(path);
+  const int fd = raw_connection(path);
+  ASSERT_GE(fd, 0);
+  const std::string line = std::string(1000, 'r') + "\n";
+  const size_t reply = std::string("{\"echo\": \"\"}\n").size() + 1000;
+  size_t sent = 0;  // whole lines
+  size_t partial = 0;  // bytes of the next line already sent
+  int stuck = 0;
+  while (sent < 64 * 1024 && stuck < 100) {  // up to 64 MiB of requests; 2 s without progress ends it
+    const ssize_t n = ::send(fd, line.data() + partial, line.size() - partial, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      partial += static_cast<size_t>(n);
+      if (partial == line.size()) {
+        ++sent;
+        partial = 0;
+      }
+      stuck = 0;
+      continue;
+    }
+    ASSERT_TRUE(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) << std::strerror(errno);
+    ++stuck;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  // The server stopped reading long before 64 MiB, and holds about a bound's worth of replies
+  // (plus what the two sockets' buffers hold).
+  EXPECT_LT(sent, 16u * 1024) << "the server kept reading a client that reads nothing";
+  EXPECT_LE(static_cast<size_t>(served.requests()) * reply, kMaxControlReplies + 4 * 1024 * 1024);
+  // Reading now, every whole line it sent is answered (a line cut short by the full socket is not
+  // a request yet).
+  const size_t expected = sent;
+  size_t replies = 0;
+  char buf[65536];
+  while (replies < expected) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    ASSERT_GT(n, 0) << replies << " of " << expected << " replies";
+    for (ssize_t i = 0; i < n; ++i) replies += buf[i] == '\n';
+  }
+  EXPECT_EQ(replies, expected);
+  ::close(fd);
+}
+
+TEST(ControlSocket, ClientsBeyondTheBoundAreToldSoAndClosedWhileTheOthersAreServed) {
+  const std::string path = temp_path("control.sock");
+  ServedControl served(path);
+  std::vector<ControlClient> clients;
+  for (size_t i = 0; i < kMaxControlClients; ++i) {
+    clients.emplace_back(path);
+    // Answered: the server has taken this client before the next connects.
+    ASSERT_EQ(clients.back().request("hi", milliseconds(5000)), "{\"echo\": \"hi\"}");
+  }
+  const int fd = raw_connection(path);
+  ASSERT_GE(fd, 0);
+  std::string got;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) got.append(buf, static_cast<size_t>(n));
+  EXPECT_EQ(n, 0);  // closed by the server
+  EXPECT_NE(got.find("control clients are connected already"), std::string::npos) << got;
+  ::close(fd);
+  EXPECT_EQ(clients.front().request("still", milliseconds(5000)), "{\"echo\": \"still\"}");
 }
 
 TEST(ControlSocket, TheSocketIsPrivateToItsOwner) {
