@@ -58,11 +58,7 @@ Counters Learner::restore(const std::string& checkpoint_path) {
   if (impl_->started) throw std::logic_error("Learner::restore must come before start()");
   Counters c = impl_->agent->restore(checkpoint_path);
   impl_->optimizer_steps = c.optimizer_steps;
-  impl_->frames = c.frames;
-  impl_->episodes = c.episodes;
-  impl_->trained_frames = c.trained_frames;
-  impl_->eval_episodes = c.eval_episodes;
-  impl_->restored_train_s = c.train_s;
+  impl_->take_counters(c);
   return c;
 }
 
@@ -101,11 +97,7 @@ Counters Learner::restore_rank_counters(const std::string& part, int rank) {
   Impl& m = *impl_;
   if (m.started) throw std::logic_error("Learner::restore_rank_counters must come before start()");
   const Counters c = load_rank_counters(part, rank);
-  m.frames = c.frames;
-  m.episodes = c.episodes;
-  m.trained_frames = c.trained_frames;
-  m.eval_episodes = c.eval_episodes;
-  m.restored_train_s = c.train_s;
+  m.take_counters(c);
   return c;
 }
 

@@ -183,6 +183,15 @@ struct Learner::Impl {
   base::CondVar checkpoint_cv;
   CheckpointRequest* checkpoint_request GUARDED_BY(checkpoint_mu) = nullptr;
   std::atomic<bool> checkpoint_wanted{false};
+  // What a restore gives this learner to go on from: frames, episodes,
+  // trained frames, evaluation episodes and training time (not the step).
+  void take_counters(const Counters& c) {
+    frames = c.frames;
+    episodes = c.episodes;
+    trained_frames = c.trained_frames;
+    eval_episodes = c.eval_episodes;
+    restored_train_s = c.train_s;
+  }
   // The counters a checkpoint of now holds: the group's frames in a group
   // (rank 0's checkpoint is the group's), this rank's own with `own`.
   Counters counters_now(double elapsed_s, bool own) const;
