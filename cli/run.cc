@@ -217,25 +217,6 @@ void Run::check_group() {
   }
 }
 
-// The ranks' newest reports (this rank's own as just published) for the
-// actors that let the group place them.
-void Run::update_placement(const std::string& own_report, const std::vector<std::optional<std::string>>& raw) {
-  if (!placement_) return;
-  const int world = cfg_.topology.learners;
-  std::vector<std::optional<RankReport>> reports(static_cast<size_t>(world));
-  std::vector<int> slots(static_cast<size_t>(world));
-  for (int r = 0; r < world; ++r) {
-    const size_t i = static_cast<size_t>(r);
-    slots[i] = rank_config(cfg_, r).topology.actors;
-    if (r == rank()) {
-      reports[i] = parse_rank_report(own_report);
-    } else if (i < raw.size() && raw[i]) {
-      reports[i] = parse_rank_report(*raw[i]);
-    }
-  }
-  placement_->update(reports, slots);
-}
-
 engine::LearnerStats Run::run_stats(double fps, engine::MetricsRow* columns, double* group_fps) {
   engine::LearnerStats s = learner_->stats();
   if (!group_) return s;

@@ -78,6 +78,10 @@ struct RunOptions {
   bool insecure = false;               // listen beyond this host without a token
 };
 
+// From here on, stdout and stderr (this process's and its children's) append
+// to `path`: a run started in the background keeps its output beside its results.
+void send_output_to(const std::string& path);
+
 class Run {
  public:
   explicit Run(RunOptions options);
@@ -102,6 +106,16 @@ class Run {
   // on this host, every rank joins (C10dGroup), rank 0 names its run directory
   // and the others take theirs from it (cli/learner_group.h).
   void join_group();
+  // The learner group's side of starting (cli/run_group.cc): the learner's
+  // hooks into the group, each rank resumed from the group's checkpoint and
+  // its own part, the placement of actors that let the group choose their
+  // rank (`listening_at`: this rank's actor address), and that placement
+  // brought up to date with the ranks' reports at each log tick.
+  void join_learner_to_group();
+  engine::Counters resume_group();
+  void report_rank_part(const std::string& part, int64_t group_step);  // warns when the part is of an earlier step
+  void place_actors(const std::string& listening_at);
+  void update_placement(const std::string& own_report, const std::vector<std::optional<std::string>>& reports);
   // The learner's stats, and for rank 0 of a group the group's counters in
   // them (cli/learner_group.h GroupView). With `columns` (once a log tick) the
   // rank reports `fps` to the group, and rank 0 writes each rank's columns
@@ -115,9 +129,6 @@ class Run {
   engine::Counters resume();         // --resume: restores the newest complete checkpoint
   void lock_run_directory();         // throws when another run holds dir_
   void append_resume_row(const std::string& checkpoint, const engine::Counters& start);
-  engine::Counters resume_group();
-  void update_placement(const std::string& own_report, const std::vector<std::optional<std::string>>& reports);  // at each log tick of a group's rank   // a learner group's start: each rank from the group's checkpoint and its part
-  void report_rank_part(const std::string& part, int64_t group_step);  // warns when the part is of an earlier step
   // Every checkpoint of the run (periodic, final, `ctl checkpoint`): saves one named after the
   // step it holds, prunes, then keep_best with `s`; throws what saving throws.
   std::string checkpoint(double elapsed, const engine::LearnerStats& s);
