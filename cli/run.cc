@@ -219,7 +219,7 @@ void Run::check_group() {
 
 engine::LearnerStats Run::run_stats(double fps, engine::MetricsRow* columns, double* group_fps) {
   engine::LearnerStats s = learner_->stats();
-  if (!group_) return s;
+  if (!group_ || (columns == nullptr && rank() > 0)) return s;  // the group's numbers: rank 0's, or at a log tick
   // One read of the ranks' reports: the placement of actors and the rows see the same.
   const std::vector<std::optional<std::string>> reports = values_->reports();
   if (columns != nullptr) {  // once a log tick

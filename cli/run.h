@@ -126,7 +126,8 @@ class Run {
   int rank() const;
   void protect();  // umask, auth token, and no open listening without one
   engine::Counters start_learner();  // returns the counters it starts from
-  engine::Counters resume();         // --resume: restores the newest complete checkpoint
+  // --resume: restores the newest complete checkpoint; its path in `checkpoint` when given.
+  engine::Counters resume(std::string* checkpoint = nullptr);
   void lock_run_directory();         // throws when another run holds dir_
   void append_resume_row(const std::string& checkpoint, const engine::Counters& start);
   // Every checkpoint of the run (periodic, final, `ctl checkpoint`): saves one named after the

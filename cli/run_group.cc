@@ -143,9 +143,7 @@ engine::Counters Run::resume_group() {
   engine::Counters start;
   std::string ckpt;
   if (rank() == 0 && !options_.resume_dir.empty()) {
-    start = resume();
-    ckpt = dir_->newest_checkpoint(learner_->checkpoint_companions());
-    if (ckpt.empty()) ckpt = dir_->checkpoints().back();  // resume() took it, incomplete
+    start = resume(&ckpt);
   }
   if (rank() == 0) {
     if (!ckpt.empty()) values_->put("resume_step", std::to_string(start.optimizer_steps));

@@ -271,7 +271,7 @@ engine::Counters Run::start_learner() {
 
 // --resume: the newest complete checkpoint, after what interrupted saves left;
 // a "resume" row in metrics.jsonl says from where, with the restored counters.
-engine::Counters Run::resume() {
+engine::Counters Run::resume(std::string* checkpoint) {
   const std::vector<std::string> removed = dir_->remove_unfinished_checkpoint_files();
   if (!removed.empty()) {
     std::string names;
@@ -295,6 +295,7 @@ engine::Counters Run::resume() {
   if (ckpt.empty() && !all.empty()) ckpt = all.back();
   if (ckpt.empty()) throw std::runtime_error(dir_->path() + " has no checkpoint to resume from");
   const engine::Counters start = learner_->restore(ckpt);
+  if (checkpoint != nullptr) *checkpoint = ckpt;
   std::cerr << "moonseed: resumed " << ckpt << " (" << start.frames << " frames, " << start.optimizer_steps
             << " steps)\n";
   append_resume_row(std::filesystem::path(ckpt).lexically_relative(dir_->path()).string(), start);
