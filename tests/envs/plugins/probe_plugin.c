@@ -15,6 +15,8 @@
  *   fail_reset        reset fails
  *   crash_at_step     the N-th step of the process raises SIGSEGV
  *   crash_in_create   create raises SIGSEGV
+ *   leak_mb_per_step  each step of the process allocates this many MiB, touches them and keeps
+ *                     them (an env that leaks)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -39,6 +41,8 @@ struct moonseed_env {
 static char create_error[128];
 static long process_steps;
 static long crash_at_step;
+static long leak_mb_per_step;
+static char* volatile leaked; /* the newest leaked block: the compiler keeps the writes */
 
 static moonseed_env* probe_create(const char* id, const struct moonseed_env_option* options, size_t n) {
   moonseed_env env;
@@ -62,6 +66,7 @@ static moonseed_env* probe_create(const char* id, const struct moonseed_env_opti
     else if (strcmp(k, "fail_reset") == 0) env.fail_reset = v;
     else if (strcmp(k, "crash_at_step") == 0) crash_at_step = v;
     else if (strcmp(k, "crash_in_create") == 0) crash_in_create = v;
+    else if (strcmp(k, "leak_mb_per_step") == 0) leak_mb_per_step = v;
     else {
       snprintf(create_error, sizeof create_error, "unknown option \"%s\"", k);
       return NULL;
@@ -150,6 +155,13 @@ static int probe_reset(moonseed_env* env, int has_seed, uint64_t seed, void* obs
 static int probe_step(moonseed_env* env, const void* action, void* obs, float* reward, int* terminated,
                       int* truncated) {
   if (crash_at_step > 0 && ++process_steps >= crash_at_step) raise(SIGSEGV);
+  if (leak_mb_per_step > 0) {
+    /* Lost on purpose: each block is touched, so it is resident, and never freed. */
+    const size_t bytes = (size_t)leak_mb_per_step << 20;
+    char* block = malloc(bytes);
+    if (block != NULL) memset(block, 1, bytes);
+    leaked = block;
+  }
   env->steps += 1;
   if (env->fail_step_every > 0 && env->steps % env->fail_step_every == 0) {
     memset(obs, 0xAB, env->uint8_obs ? 6 : sizeof(float) * (size_t)env->obs_size);
