@@ -91,7 +91,7 @@ int attach_command(const Args& args) {
   ReplOptions options;
   std::string name = run_dir.substr(run_dir.find_last_of('/') + 1);
   options.prompt = name + "> ";
-  options.banner = "Attached to " + run_dir + ". help() for the run's commands; Ctrl-D leaves it running.";
+  options.banner = "Attached to " + run_dir + ". help for the run's commands; Ctrl-D leaves it running.";
   options.help = kAttachGuide;
   LuaRepl repl(L, editor, options);
   return repl.run();

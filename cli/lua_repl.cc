@@ -48,11 +48,31 @@ int count_values(lua_State* L) {
   return n + 1;
 }
 
-// Error handler of console calls: exit()'s sentinel passes unchanged, any
-// other error becomes its message and a traceback.
+// Error handler of console calls: exit()'s sentinel passes unchanged; a
+// plain error (moonseed.run's plain_error: a table with plain = true, such as
+// "the run has ended") becomes its message alone; any other error becomes its
+// message and a traceback.
 int message_handler(lua_State* L) {
   if (lua_touserdata(L, 1) == &kExitSentinel) return 1;
+  if (lua_istable(L, 1)) {
+    lua_getfield(L, 1, "plain");
+    const bool plain = lua_toboolean(L, -1) != 0;
+    lua_pop(L, 1);
+    if (plain && luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
+  }
   return scripts::traceback_handler(L);
+}
+
+// `help`, `exit` or `quit` alone on a line, naming the console's own function.
+bool is_bare_command(lua_State* L, const std::string& input, lua_CFunction help, lua_CFunction exit) {
+  const size_t first = input.find_first_not_of(" \t");
+  if (first == std::string::npos) return false;
+  const std::string word = input.substr(first, input.find_last_not_of(" \t") + 1 - first);
+  if (word != "help" && word != "exit" && word != "quit") return false;
+  lua_getglobal(L, word.c_str());
+  const lua_CFunction f = lua_tocfunction(L, -1);
+  lua_pop(L, 1);
+  return f != nullptr && f == (word == "help" ? help : exit);
 }
 
 // The traceback without the frames below the console's input (the C call
@@ -140,6 +160,8 @@ int LuaRepl::lua_exit(lua_State* L) {
 }
 
 EvalStatus LuaRepl::evaluate(const std::string& input, bool input_ended) {
+  // Typed as a word, as in Python's console, they do what they say instead of printing "function: 0x...".
+  if (is_bare_command(L_, input, lua_help, lua_exit)) return evaluate(input + "()", input_ended);
   const int top = lua_gettop(L_);
   const std::string as_expression = "return " + input;
   if (luaL_loadbuffer(L_, as_expression.data(), as_expression.size(), "=stdin") == 0) {

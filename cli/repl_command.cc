@@ -62,7 +62,7 @@ int repl_command(const Args& args) {
   if (editor.interactive()) editor.history().attach_file(default_history_path());
   ReplOptions options;
   options.banner = "Moonseed console on " + luajit_version(L) +
-                   ". help() for a short guide; Ctrl-D or exit() to leave.";
+                   ". help for a short guide; Ctrl-D or exit to leave.";
   options.help = kGuide;
   LuaRepl repl(L, editor, options);
   bool file_failed = false;

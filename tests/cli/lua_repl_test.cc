@@ -264,6 +264,27 @@ TEST_F(Console, HelpPrintsTheGuide) {
   EXPECT_EQ(out_.str(), "the guide\n");
 }
 
+TEST_F(Console, HelpExitAndQuitTypedAloneDoWhatTheySay) {
+  EXPECT_EQ(repl_->evaluate("help"), EvalStatus::kDone);
+  EXPECT_EQ(repl_->evaluate("  help  "), EvalStatus::kDone);
+  EXPECT_EQ(out_.str(), "the guide\nthe guide\n") << "not function: 0x...";
+  EXPECT_EQ(repl_->evaluate("quit"), EvalStatus::kExit);
+}
+
+TEST_F(Console, ANameTheUserGaveHelpIsTheirs) {
+  EXPECT_EQ(repl_->evaluate("help = 42"), EvalStatus::kDone);
+  EXPECT_EQ(repl_->evaluate("help"), EvalStatus::kDone);
+  EXPECT_EQ(out_.str(), "42\n");
+}
+
+TEST_F(Console, APlainErrorPrintsItsMessageWithoutATraceback) {
+  // moonseed.run's plain_error: a table with plain = true whose __tostring is the message.
+  EXPECT_EQ(repl_->evaluate("error(setmetatable({plain = true, message = 'the run has ended (x)'}, "
+                            "{__tostring = function(e) return e.message end}))"),
+            EvalStatus::kError);
+  EXPECT_EQ(err_.str(), "the run has ended (x)\n");
+}
+
 class PipedConsole : public Console {
  protected:
   PipedConsole() : Console("function g()\n  return 5\nend\ng()\n\n  \nerror('x')\n2 * 3\n") {}

@@ -88,13 +88,26 @@ TEST_F(RunConsole, AttachConnectsAConsoleToARunningRun) {
   EXPECT_EQ(enter(attach, prompt, "run:pause().paused"), "true");
   EXPECT_EQ(enter(attach, prompt, "run:resume().paused"), "false");
   EXPECT_EQ(enter(attach, prompt, "run:evaluate(2).episodes"), "2");
+  std::string help;
+  enter(attach, prompt, "help", &help);
+  EXPECT_EQ(help.find("function: 0x"), std::string::npos) << help;
+  EXPECT_NE(help.find("run:"), std::string::npos) << "the console's guide: " << help;
   // Leaving the console leaves the run going.
   attach.screen().type("\x04");
   EXPECT_EQ(attach.wait(30), std::optional<int>(0));
   EXPECT_FALSE(run.wait(1).has_value());
+  PtyProcess second({kBinary, "attach", dir}, env());
+  ASSERT_TRUE(second.screen().expect(prompt)) << second.screen().output();
   PtyProcess stopper({kBinary, "ctl", dir, "stop"}, env());
   EXPECT_EQ(stopper.wait(60), std::optional<int>(0));
   EXPECT_EQ(run.wait(60), std::optional<int>(0)) << run.screen().output();
+  // A console still attached to the run that ended says so, without a Lua traceback.
+  std::string ended;
+  EXPECT_EQ(enter(second, prompt, "run:status()", &ended).rfind("the run has ended (stopped from the control socket)", 0), 0u)
+      << ended;
+  EXPECT_EQ(ended.find("stack traceback"), std::string::npos) << ended;
+  second.screen().type("\x04");
+  EXPECT_EQ(second.wait(30), std::optional<int>(0));
 }
 
 }  // namespace

@@ -42,12 +42,39 @@ local function socket_of(where)
   return (address:gsub("^unix:", ""):gsub("%s+$", ""))
 end
 
+-- An error the console prints as its message alone, without a traceback: a
+-- state of the run ("the run has ended"), not a fault in the code that asked.
+-- tostring() of it is the message, so scripts that catch it read it as text.
+local Plain = { __tostring = function(e) return e.message end }
+function M.plain_error(message) return setmetatable({ message = message, plain = true }, Plain) end
+
+-- "the run has ended (REASON)" when the run directory's metrics end with the
+-- run's stop row, else nil (the run is alive, or was killed before its end).
+function Run:ended_text()
+  local f = self.dir and io.open(self.dir .. "/metrics.jsonl", "r")
+  if not f then return nil end
+  local last
+  for line in f:lines() do
+    local ok, row = pcall(json.decode, line)
+    if ok and type(row) == "table" then last = row end
+  end
+  f:close()
+  if not last or last.event ~= "stop" then return nil end
+  return ("the run has ended (%s); its results are in %s"):format(tostring(last.reason or "stopped"), self.dir)
+end
+
 -- Sends one request; returns the decoded result or raises the run's error.
 function Run:request(line, timeout_s)
-  if not self.control then self.control = core.connect(self.socket) end
-  local ok, reply = pcall(self.control.request, self.control, line, timeout_s)
+  local ok, reply = true, nil
+  if not self.control then ok, reply = pcall(core.connect, self.socket) end
+  if ok then
+    if not self.control then self.control = reply end
+    ok, reply = pcall(self.control.request, self.control, line, timeout_s)
+  end
   if not ok then
     self.control = nil
+    local ended = self:ended_text()
+    if ended then error(M.plain_error(ended), 2) end
     error(reply, 2)
   end
   local decoded = json.decode(reply)
@@ -146,7 +173,12 @@ function M.attach(where)
   if type(where) ~= "string" then error("ms.attach expects a run directory, got " .. type(where), 2) end
   local self = setmetatable({ socket = socket_of(where) }, Run)
   if not where:match("%.sock$") then self.dir = where end
-  self.control = core.connect(self.socket)
+  local ok, control = pcall(core.connect, self.socket)
+  if not ok then
+    local ended = self:ended_text()
+    error(ended and M.plain_error(ended) or control, 2)
+  end
+  self.control = control
   return self
 end
 
