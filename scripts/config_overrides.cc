@@ -107,8 +107,7 @@ void apply_override(const std::string& text, AssignedFields* values, std::vector
     return fail(path, "is a section; set one of its fields (" + base::join(engine::names_in(path)) +
                           ") or give it a table, e.g. " + path + "={...}");
   }
-  const std::string suggestion = engine::did_you_mean(path);
-  fail(path, suggestion.empty() ? "unknown field" : "unknown field; did you mean '" + suggestion + "'?");
+  fail(path, engine::unknown_field_problem(path));
 }
 
 }  // namespace moonseed::scripts

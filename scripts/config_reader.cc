@@ -79,12 +79,7 @@ void ScriptReader::read_entry(const std::string& section, const Place& place) {
     }
     read_section(-1, path, child);
   } else {
-    const std::string suggestion = engine::did_you_mean(path);
-    issue(place.file, line, path,
-          suggestion.empty()
-              ? "unknown field; " + (section.empty() ? std::string("the experiment") : section) +
-                    " has: " + base::join(engine::names_in(section))
-              : "unknown field; did you mean '" + suggestion + "'?");
+    issue(place.file, line, path, engine::unknown_field_problem(path));
   }
 }
 

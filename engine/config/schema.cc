@@ -1,5 +1,6 @@
 #include "engine/config/schema.h"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <type_traits>
@@ -417,12 +418,35 @@ std::string did_you_mean(const std::string& unknown_path) {
   if (parent.empty()) siblings.push_back(kRewardShapingPath);
   std::string sibling = base::closest_name(leaf, siblings);
   if (!sibling.empty()) return parent.empty() ? sibling : parent + "." + sibling;
+  // A name another library uses for a field of this section.
+  static const std::pair<const char*, const char*> kOtherNames[] = {
+      {"learning_rate", "lr"},        {"batch_size", "batch"},   {"num_actors", "actors"},
+      {"num_envs", "envs_per_actor"}, {"discount", "gamma"},     {"ent_coef", "entropy_cost"},
+      {"vf_coef", "baseline_cost"},      {"unroll_length", "unroll"}};
+  for (const auto& [other, ours] : kOtherNames) {
+    if (leaf == other && std::find(siblings.begin(), siblings.end(), ours) != siblings.end()) {
+      return parent.empty() ? ours : parent + "." + ours;
+    }
+  }
   // The same name in another section: a field written at the wrong level.
   for (const FieldSchema& f : config_schema()) {
     const size_t f_dot = f.path.rfind('.');
     if (f.path.substr(f_dot == std::string::npos ? 0 : f_dot + 1) == leaf) return f.path;
   }
   return "";
+}
+
+std::string unknown_field_problem(const std::string& unknown_path) {
+  const std::string suggestion = did_you_mean(unknown_path);
+  if (!suggestion.empty()) return "unknown field; did you mean '" + suggestion + "'?";
+  const size_t dot = unknown_path.rfind('.');
+  std::string section = dot == std::string::npos ? "" : unknown_path.substr(0, dot);
+  while (!section.empty() && !is_section(section)) {  // "optimzer.lr": the experiment has no optimzer
+    const size_t up = section.rfind('.');
+    section = up == std::string::npos ? "" : section.substr(0, up);
+  }
+  return "unknown field; " + (section.empty() ? std::string("the experiment") : section) +
+         " has: " + base::join(names_in(section));
 }
 
 const char* type_name(FieldType type) {

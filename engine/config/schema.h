@@ -73,7 +73,13 @@ bool is_section(const std::string& path);
 std::vector<std::string> names_in(const std::string& section);
 // The known field or section path closest to an unknown one ("optimizer.lrr"
 // -> "optimizer.lr", "lr" -> "optimizer.lr"), or "" when nothing is close.
+// Names other libraries give a field count as close too ("optimizer.learning_rate" -> "optimizer.lr").
 std::string did_you_mean(const std::string& unknown_path);
+// What is wrong with an unknown field path, for a script and a command-line
+// override alike: "unknown field; did you mean 'optimizer.lr'?", else
+// "unknown field; optimizer has: kind, lr, ..." (or the experiment's sections
+// when the section itself is unknown).
+std::string unknown_field_problem(const std::string& unknown_path);
 
 const char* type_name(FieldType type);
 const char* reload_name(ReloadClass reload);

@@ -296,6 +296,20 @@ TEST_F(Overrides, UnknownFieldIsRejectedWithASuggestionFromTheCommandLine) {
             "'optimizer.lrr=3e-4')");
 }
 
+TEST_F(Overrides, AnUnknownFieldNamesWhatItsSectionHasOrTheNameOtherLibrariesGiveIt) {
+  // Another library's name for the field: the same suggestion a script gets.
+  auto issues = issues_of(script_, {"optimizer.learning_rate=1e-3"});
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].message, "unknown field; did you mean 'optimizer.lr'? (in override 'optimizer.learning_rate=1e-3')");
+  issues = issues_of(script_, {"vtrace.discount=0.9"});
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].message, "unknown field; did you mean 'vtrace.gamma'? (in override 'vtrace.discount=0.9')");
+  // Nothing close: the section's fields, as a script's reader lists them.
+  issues = issues_of(script_, {"optimizer.zzzzzz=1"});
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].message.rfind("unknown field; optimizer has: kind, lr, ", 0), 0u) << issues[0].message;
+}
+
 TEST_F(Overrides, ValueOfTheWrongTypeIsRejected) {
   const auto issues = issues_of(script_, {"topology.actors=2.5"});
   ASSERT_EQ(issues.size(), 1u);
