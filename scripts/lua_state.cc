@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "base/text.h"
@@ -275,7 +276,17 @@ int LuaState::run_file(const std::string& path, const std::vector<std::string>& 
   const char* mode = sandbox_ == Sandbox::kOn ? "t" : nullptr;
   std::string text;
   const ReadResult read = read_file(path, &text);
-  if (read == ReadResult::kCannotOpen) throw ScriptError("cannot open " + path + ": " + std::strerror(errno));
+  if (read == ReadResult::kCannotOpen) {
+    const int error = errno;
+    // A relative path is looked for in the current directory: say which, for a command typed elsewhere.
+    std::string where;
+    if (!path.empty() && path[0] != '/') {
+      std::error_code ec;
+      const std::string cwd = std::filesystem::current_path(ec).string();
+      if (!ec) where = " (looked for in the current directory, " + cwd + ")";
+    }
+    throw ScriptError("cannot open " + path + where + ": " + std::strerror(error));
+  }
   if (read == ReadResult::kCannotRead) throw ScriptError("cannot read " + path);
   const std::string chunk_name = "@" + path;
   if (luaL_loadbufferx(L_, text.data(), text.size(), chunk_name.c_str(), mode) != 0) {

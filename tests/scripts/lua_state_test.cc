@@ -236,6 +236,22 @@ TEST(LuaState, RunFileOfAMissingFileIsAScriptErrorNamingIt) {
   EXPECT_TRUE(lua.loaded_files().empty());
 }
 
+TEST(LuaState, RunFileOfAMissingRelativePathSaysWhichDirectoryItLookedIn) {
+  TempDir dir;
+  const std::filesystem::path before = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  LuaState lua(Sandbox::kOn);
+  std::string message;
+  try {
+    lua.run_file("examples/missing.lua");
+  } catch (const ScriptError& e) {
+    message = e.what();
+  }
+  std::filesystem::current_path(before);
+  EXPECT_EQ(message, "cannot open examples/missing.lua (looked for in the current directory, " +
+                         std::filesystem::canonical(dir.path()).string() + "): No such file or directory");
+}
+
 TEST(DefaultSearchPath, ListsTheScriptDirectoryRecipesThenMoonseedPathEntries) {
   ScopedMoonseedPath env("/a:/b/c::");
   EXPECT_EQ(default_search_path("exp/x.lua"), (std::vector<std::string>{"exp", "recipes", "/a", "/b/c"}));
