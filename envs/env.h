@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ struct Image {
   int width = 0;
   int height = 0;
   std::vector<uint8_t> rgb;
+};
+
+// An env broke memory that is not its own (a plugin that wrote past its
+// observation): unlike a failed step, which ends its episode, this ends the
+// process (EnvSet::run lets it through), whose memory can no longer be trusted.
+struct EnvCorrupted : std::logic_error {
+  using std::logic_error::logic_error;
 };
 
 struct StepResult {

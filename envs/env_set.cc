@@ -51,6 +51,8 @@ void EnvArray::run(const EnvSetCall& call, std::vector<EnvError>& errors) {
           StepResult r = env.step(call.actions + i * action_bytes_, obs);
           call.rewards[i] = r.reward;
           call.flags[i] = static_cast<uint8_t>((r.terminated ? kTerminated : 0) | (r.truncated ? kTruncated : 0));
+        } catch (const EnvCorrupted&) {
+          throw;
         } catch (const std::exception& ex) {
           call.rewards[i] = 0.f;
           call.flags[i] = kTruncated;

@@ -1,14 +1,17 @@
 #include "envs/plugin_env.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -37,6 +40,71 @@ class PluginLibrary {
 };
 
 namespace {
+
+// --- which plugin call crashed ------------------------------------------------
+// A plugin that crashes takes its process down; the handler below first says
+// in which call of which plugin, on stderr (the actor's log, or the message
+// describe_env quotes). Set around every call into a plugin; read by the
+// handler, which may only make async-signal-safe calls.
+std::atomic<const char*> g_crash_plugin{nullptr};  // the plugin's path
+std::atomic<const char*> g_crash_call{nullptr};    // "create", "step", ...
+
+void write_text(const char* text) {
+  const size_t n = std::strlen(text);
+  if (::write(STDERR_FILENO, text, n) < 0) {
+    // Nothing else can be said from a crashing process.
+  }
+}
+
+void on_crash(int sig) {
+  const char* plugin = g_crash_plugin.load(std::memory_order_relaxed);
+  const char* call = g_crash_call.load(std::memory_order_relaxed);
+  if (plugin != nullptr && call != nullptr) {
+    const char* name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
+                     : sig == SIGILL  ? "SIGILL"  : "SIGABRT";
+    write_text("moonseed: crashed (");
+    write_text(name);
+    write_text(") in the call to ");
+    write_text(call);
+    write_text(" of plugin ");
+    write_text(plugin);
+    write_text("\n");
+  }
+  // SA_RESETHAND made the action the default again: the fault repeats on return, or the signal is raised.
+  ::raise(sig);
+}
+
+// Installs on_crash for the signals a crashing plugin raises, where nothing else handles them.
+void install_crash_note() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+      struct sigaction current {};
+      if (::sigaction(sig, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+      struct sigaction action {};
+      action.sa_handler = on_crash;
+      sigemptyset(&action.sa_mask);
+      action.sa_flags = SA_RESETHAND | SA_NODEFER;
+      ::sigaction(sig, &action, nullptr);
+    }
+  });
+}
+
+// Marks the plugin call in progress for on_crash while it lives.
+class CrashNote {
+ public:
+  CrashNote(const std::string& plugin, const char* call) {
+    g_crash_plugin.store(plugin.c_str(), std::memory_order_relaxed);
+    g_crash_call.store(call, std::memory_order_relaxed);
+  }
+  ~CrashNote() { g_crash_call.store(nullptr, std::memory_order_relaxed); }
+  CrashNote(const CrashNote&) = delete;
+  CrashNote& operator=(const CrashNote&) = delete;
+};
+
+// Bytes after an observation buffer that a plugin must leave alone, and their pattern.
+constexpr size_t kGuardBytes = 64;
+constexpr uint8_t kGuardByte = 0xA5;
 
 constexpr size_t kMaxErrorChars = 2000;
 // No box of a sane env comes near this many elements; beyond it byte sizes could overflow.
@@ -150,7 +218,10 @@ class PluginEnv final : public Env {
       : library_(std::move(library)), api_(library_->api()) {
     std::vector<moonseed_env_option> c_options;
     for (const auto& [key, value] : options) c_options.push_back({key.c_str(), value});
-    env_ = api_.create(id.c_str(), c_options.data(), c_options.size());
+    {
+      CrashNote note(library_->path(), "create");
+      env_ = api_.create(id.c_str(), c_options.data(), c_options.size());
+    }
     if (env_ == nullptr) {
       throw std::invalid_argument(library_->where() + "refused to create \"" + id +
                                   "\": " + plugin_text(api_.last_error(nullptr)));
@@ -161,18 +232,26 @@ class PluginEnv final : public Env {
       api_.destroy(env_);
       throw;
     }
-    obs_.resize(static_cast<size_t>(spec_.observation.byte_size()));
+    obs_bytes_ = static_cast<size_t>(spec_.observation.byte_size());
+    obs_.assign(obs_bytes_ + kGuardBytes, kGuardByte);
   }
 
-  ~PluginEnv() override { api_.destroy(env_); }
+  ~PluginEnv() override {
+    CrashNote note(library_->path(), "destroy");
+    api_.destroy(env_);
+  }
 
   const EnvSpec& spec() const override { return spec_; }
 
   void reset(std::optional<uint64_t> seed, void* obs) override {
-    if (api_.reset(env_, seed ? 1 : 0, seed.value_or(0), obs_.data()) != MOONSEED_ENV_OK) {
-      throw std::runtime_error(error_of("reset"));
+    int status = MOONSEED_ENV_OK;
+    {
+      CrashNote note(library_->path(), "reset");
+      status = api_.reset(env_, seed ? 1 : 0, seed.value_or(0), obs_.data());
     }
-    std::memcpy(obs, obs_.data(), obs_.size());
+    check_guard("reset");
+    if (status != MOONSEED_ENV_OK) throw std::runtime_error(error_of("reset"));
+    std::memcpy(obs, obs_.data(), obs_bytes_);
   }
 
   // Steps into a private buffer: a failing step leaves the caller's observation alone (env_set.h).
@@ -180,10 +259,14 @@ class PluginEnv final : public Env {
     float reward = 0.f;
     int terminated = 0;
     int truncated = 0;
-    if (api_.step(env_, action, obs_.data(), &reward, &terminated, &truncated) != MOONSEED_ENV_OK) {
-      throw std::runtime_error(error_of("step"));
+    int status = MOONSEED_ENV_OK;
+    {
+      CrashNote note(library_->path(), "step");
+      status = api_.step(env_, action, obs_.data(), &reward, &terminated, &truncated);
     }
-    std::memcpy(obs, obs_.data(), obs_.size());
+    check_guard("step");
+    if (status != MOONSEED_ENV_OK) throw std::runtime_error(error_of("step"));
+    std::memcpy(obs, obs_.data(), obs_bytes_);
     return StepResult{reward, terminated != 0, truncated != 0};
   }
 
@@ -214,8 +297,35 @@ class PluginEnv final : public Env {
   EnvSpec read_spec(const std::string& id) const {
     moonseed_env_spec c_spec;
     std::memset(&c_spec, 0, sizeof c_spec);
-    if (api_.spec(env_, &c_spec) != MOONSEED_ENV_OK) throw std::invalid_argument(error_of("spec"));
+    int status = MOONSEED_ENV_OK;
+    {
+      CrashNote note(library_->path(), "spec");
+      status = api_.spec(env_, &c_spec);
+    }
+    if (status != MOONSEED_ENV_OK) throw std::invalid_argument(error_of("spec"));
     return spec_from_c(c_spec, id, library_->where());
+  }
+
+  // A plugin that wrote past the observation it was given has broken memory
+  // that is not its own (here, the guard bytes; in a caller without them,
+  // whatever came next): the process cannot go on trusting it.
+  void check_guard(const char* call) {
+    size_t first = kGuardBytes;
+    for (size_t i = 0; i < kGuardBytes; ++i) {
+      if (obs_[obs_bytes_ + i] != kGuardByte) {
+        first = i;
+        break;
+      }
+    }
+    if (first == kGuardBytes) return;
+    size_t last = first;
+    for (size_t i = first; i < kGuardBytes; ++i) {
+      if (obs_[obs_bytes_ + i] != kGuardByte) last = i;
+    }
+    throw EnvCorrupted(library_->where() + call + " wrote past the end of its observation (" +
+                       std::to_string(obs_bytes_) + " bytes; " + spec_.describe() + "): bytes " +
+                       std::to_string(obs_bytes_ + first) + " to " + std::to_string(obs_bytes_ + last) +
+                       " after its start were changed; fix the plugin's writes to obs");
   }
 
   std::string error_of(const char* call) const {
@@ -233,7 +343,8 @@ class PluginEnv final : public Env {
   const moonseed_env_api& api_;
   moonseed_env* env_ = nullptr;
   EnvSpec spec_;
-  std::vector<uint8_t> obs_;  // where the plugin writes; copied out on success
+  size_t obs_bytes_ = 0;
+  std::vector<uint8_t> obs_;  // where the plugin writes (obs_bytes_, then guard bytes); copied out on success
 };
 
 // Loaded libraries by path: every env of a plugin shares one handle.
@@ -278,6 +389,7 @@ void check_plugin_file(const std::string& path) {
 }
 
 std::shared_ptr<PluginLibrary> load_plugin(const std::string& path) {
+  install_crash_note();
   Loaded& l = loaded();
   base::MutexLock lock(l.mu);
   if (std::shared_ptr<PluginLibrary> library = l.by_path[path].lock()) return library;

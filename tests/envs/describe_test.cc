@@ -53,6 +53,8 @@ TEST_F(DescribeEnv, APluginThatCrashesWhileDescribingIsALoadErrorNamingTheFile) 
       error_text([] { describe_env("Probe-v0", {{"crash_in_create", 1}}, EnvFiles{"", kProbe}); });
   expect_contains(e, "plugin " + kProbe + ": describing env \"Probe-v0\" in a child process (");
   expect_contains(e, "the plugin crashed: the process died of signal 11 (Segmentation fault)");
+  // ... and in which call: the child's last words.
+  expect_contains(e, "moonseed: crashed (SIGSEGV) in the call to create of plugin " + kProbe);
 }
 
 TEST_F(DescribeEnv, ARefusalIsThePluginsOwnMessage) {

@@ -2,7 +2,10 @@
 // tests/envs/CMakeLists.txt builds (the probe plugin and its variants, the Catch example).
 #include "envs/plugin_env.h"
 
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -176,6 +179,57 @@ TEST(PluginEnv, AFailingStepEndsOnlyThatEpisodeInAnEnvArray) {
   EXPECT_EQ(obs[0], 0.001f);  // the last good observation
   EXPECT_EQ(flags[1], 0);
   EXPECT_EQ(obs[4], 0.002f);
+}
+
+TEST(PluginEnv, AStepThatWritesPastItsObservationEndsTheProcessNamingThePluginAndTheCall) {
+  std::vector<std::unique_ptr<Env>> envs;
+  envs.push_back(probe({{"overflow_at_step", 2}}));
+  EnvArray set(std::move(envs));
+  // The caller's buffer holds the observation and a float after it that the plugin must not touch.
+  std::vector<float> obs(5, 7.f);
+  std::vector<float> rewards(1);
+  std::vector<uint8_t> flags(1);
+  std::vector<EnvOp> ops = {EnvOp::kReset};
+  const int32_t action = 1;
+  EnvSetCall call{0, 1, ops.data(), reinterpret_cast<const uint8_t*>(&action), nullptr,
+                  reinterpret_cast<uint8_t*>(obs.data()), rewards.data(), flags.data()};
+  std::vector<EnvError> errors;
+  set.run(call, errors);
+  ops = {EnvOp::kStep};
+  set.run(call, errors);
+  // Not a failed step that ends an episode: the process cannot trust its memory any more.
+  const std::string e = error_text([&] { set.run(call, errors); });
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(e, "plugin " + kProbe + ": step wrote past the end of its observation (16 bytes; Probe-v0 obs=box f32[4] "
+               "act=discrete(2)): "
+               "bytes 16 to 19 after its start were changed; fix the plugin's writes to obs");
+  EXPECT_EQ(obs[4], 7.f) << "the caller's memory after the observation is untouched";
+}
+
+TEST(PluginEnv, ACrashInAPluginCallSaysWhichCallOfWhichPlugin) {
+  // The crash kills the process it happens in: a child's, whose stderr the test reads.
+  int err[2];
+  ASSERT_EQ(::pipe(err), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::dup2(err[1], STDERR_FILENO);
+    auto env = probe({{"crash_at_step", 3}});
+    std::vector<float> obs(4);
+    env->reset(uint64_t{0}, obs.data());
+    const int32_t action = 0;
+    for (int i = 0; i < 5; ++i) env->step(&action, obs.data());
+    ::_exit(0);
+  }
+  ::close(err[1]);
+  std::string said;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(err[0], buffer, sizeof buffer)) > 0;) said.append(buffer, static_cast<size_t>(n));
+  ::close(err[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << status;
+  EXPECT_EQ(WTERMSIG(status), SIGSEGV) << "the crash still ends the process by its signal";
+  EXPECT_EQ(said, "moonseed: crashed (SIGSEGV) in the call to step of plugin " + kProbe + "\n");
 }
 
 TEST(PluginEnv, AFailingResetThrowsWithThePluginsMessage) {

@@ -15,6 +15,7 @@
  *   fail_reset        reset fails
  *   crash_at_step     the N-th step of the process raises SIGSEGV
  *   crash_in_create   create raises SIGSEGV
+ *   overflow_at_step  the N-th step of an instance writes one float past the observation
  *   leak_mb_per_step  each step of the process allocates this many MiB, touches them and keeps
  *                     them (an env that leaks)
  */
@@ -30,7 +31,7 @@
 #endif
 
 struct moonseed_env {
-  int obs_size, uint8_obs, unbounded, box_action, max_episode_steps, fail_step_every, fail_reset;
+  int obs_size, uint8_obs, unbounded, box_action, max_episode_steps, fail_step_every, fail_reset, overflow_at_step;
   int steps;
   uint64_t seed;
   float low[64], high[64];
@@ -67,6 +68,7 @@ static moonseed_env* probe_create(const char* id, const struct moonseed_env_opti
     else if (strcmp(k, "crash_at_step") == 0) crash_at_step = v;
     else if (strcmp(k, "crash_in_create") == 0) crash_in_create = v;
     else if (strcmp(k, "leak_mb_per_step") == 0) leak_mb_per_step = v;
+    else if (strcmp(k, "overflow_at_step") == 0) env.overflow_at_step = v;
     else {
       snprintf(create_error, sizeof create_error, "unknown option \"%s\"", k);
       return NULL;
@@ -180,6 +182,10 @@ static int probe_step(moonseed_env* env, const void* action, void* obs, float* r
   *terminated = 0;
   *truncated = env->max_episode_steps > 0 && env->steps >= env->max_episode_steps;
   observe(env, obs);
+  if (env->overflow_at_step > 0 && env->steps == env->overflow_at_step && !env->uint8_obs) {
+    float past = 1.f; /* the bug: one float after the observation's last */
+    memcpy((float*)obs + env->obs_size, &past, sizeof past);
+  }
   return MOONSEED_ENV_OK;
 }
 
