@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/text.h"
+#include "engine/run/checkpoint_manifest.h"
 
 namespace moonseed::cli {
 namespace {
@@ -68,6 +69,8 @@ bool BestCheckpoint::consider(const std::string& checkpoint_path, double value, 
   if (std::isnan(value) || (!std::isnan(value_) && value <= value_)) return false;
   const std::string best = best_checkpoint_path(run_dir_);
   const std::string partial = best + ".partial";
+  // The old best.pt's manifest goes first, so that it never describes the new best.pt.
+  engine::unseal_checkpoint(best);
   std::error_code ec;
   fs::remove(partial, ec);
   fs::create_hard_link(checkpoint_path, partial, ec);
@@ -80,6 +83,13 @@ bool BestCheckpoint::consider(const std::string& checkpoint_path, double value, 
     std::error_code ignored;
     fs::remove(partial, ignored);
     throw std::runtime_error("cannot keep " + checkpoint_path + " as " + best + ": " + ec.message());
+  }
+  // Sealed last, as a checkpoint is; one left unsealed (a full disk) loads unverified.
+  try {
+    engine::seal_checkpoint(best, {});
+  } catch (const std::exception& e) {
+    base::log_warning(std::string(e.what()) + "; best.pt is kept without its manifest (`--checkpoint best` "
+                      "loads it unverified)");
   }
   value_ = value;
   write_atomically(run_dir_ + "/best.json",

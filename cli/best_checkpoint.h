@@ -2,7 +2,8 @@
 // At each checkpoint the run writes (periodic, final, and `moonseed ctl RUN checkpoint`: all go
 // through Run::checkpoint), the value of the metric at that moment is compared with the best so
 // far; a better one makes RUN_DIR/best.pt that checkpoint (a hard link, or a copy where links
-// fail; written as best.pt.partial, then renamed) and RUN_DIR/best.json {"metric", "value",
+// fail; written as best.pt.partial, then renamed; then sealed with its manifest best.pt.sum,
+// engine/run/checkpoint_manifest.h, which `--checkpoint best` checks) and RUN_DIR/best.json {"metric", "value",
 // "frames", "checkpoint"} (written the same way). The metric is eval_return_mean with evaluation
 // envs (topology.eval_envs_per_actor > 0, V-trace or R2D2), else the training episodes'
 // return_mean; before any episode ended (NaN) nothing is kept. A resumed run reads best.json and

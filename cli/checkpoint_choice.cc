@@ -2,11 +2,13 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <stdexcept>
 #include <vector>
 
 #include "base/text.h"
 #include "cli/best_checkpoint.h"
+#include "engine/run/checkpoint_manifest.h"
 #include "scripts/experiment_loader.h"
 
 namespace moonseed::cli {
@@ -39,9 +41,36 @@ CheckpointChoice parse_checkpoint_choice(const std::string& text) {
   return out;
 }
 
-// Each .pt is complete on its own (written whole, then renamed); R2D2's replay beside it is not
-// needed by export or eval.
+std::string checkpoint_damage(const std::string& checkpoint, bool companions) {
+  const engine::CheckpointCheck check = engine::verify_checkpoint(checkpoint, companions);
+  if (check.good() && !check.sealed) {
+    std::cerr << "moonseed: " << checkpoint << " has no manifest (" << engine::manifest_path(checkpoint)
+              << "; a checkpoint of an older build): it is loaded unverified\n";
+  }
+  return check.damage;
+}
+
+namespace {
+
+// The steps of the run's checkpoints, for a message that asks for another.
+std::string steps_there(const std::vector<std::string>& all) {
+  std::vector<std::string> steps;
+  for (const std::string& path : all) steps.push_back(step_of(path));
+  return "checkpoints there: " + base::join(steps);
+}
+
+// Export and eval read the .pt alone; R2D2's replay beside it is not checked.
+std::string checked(const std::string& checkpoint, const std::vector<std::string>& all) {
+  const std::string damage = checkpoint_damage(checkpoint, /*companions=*/false);
+  if (damage.empty()) return checkpoint;
+  throw std::runtime_error("checkpoint " + checkpoint + " is damaged: " + damage +
+                           "; pick another with --checkpoint N (" + steps_there(all) + ")");
+}
+
+}  // namespace
+
 std::string pick_checkpoint(const engine::RunDirectory& dir, const CheckpointChoice& choice) {
+  const std::vector<std::string> all = dir.checkpoints();
   if (choice.best) {
     const std::string best = best_checkpoint_path(dir.path());
     std::error_code ec;
@@ -49,22 +78,26 @@ std::string pick_checkpoint(const engine::RunDirectory& dir, const CheckpointCho
       throw std::runtime_error(dir.path() + " has no best.pt (a run keeps one from its first checkpoint with a "
                                "finished episode on; see docs/eval.md)");
     }
-    return best;
+    return checked(best, all);
   }
-  const std::vector<std::string> all = dir.checkpoints();
   if (all.empty()) {
     throw std::runtime_error(dir.path() + " has no checkpoint to export (" + dir.checkpoints_dir() +
                              " holds no ckpt-N.pt; a run writes one every checkpoint.interval_s and when it ends)");
   }
-  if (choice.step < 0) return all.back();
+  if (choice.step < 0) {
+    const std::string newest = dir.newest_checkpoint();
+    for (auto it = all.rbegin(); !newest.empty() && *it != newest; ++it) {
+      std::cerr << "moonseed: skipping incomplete checkpoint " << *it << " (no " << dir.missing_files(*it, {})
+                << ": its save was interrupted)\n";
+    }
+    return checked(newest.empty() ? all.back() : newest, all);
+  }
   const std::string wanted = dir.checkpoint_path(choice.step);
   for (const std::string& path : all) {
-    if (path == wanted) return path;
+    if (path == wanted) return checked(path, all);
   }
-  std::vector<std::string> steps;
-  for (const std::string& path : all) steps.push_back(step_of(path));
-  throw std::runtime_error(dir.path() + " has no checkpoint " + std::to_string(choice.step) +
-                           " (checkpoints there: " + base::join(steps) + ")");
+  throw std::runtime_error(dir.path() + " has no checkpoint " + std::to_string(choice.step) + " (" +
+                           steps_there(all) + ")");
 }
 
 std::optional<int> answer_help(const Args& args, const char* help) {

@@ -26,9 +26,18 @@ struct CheckpointChoice {
 // --checkpoint's value: a step number or "best". Throws std::invalid_argument for anything else.
 CheckpointChoice parse_checkpoint_choice(const std::string& text);
 
-// The checkpoint file chosen. Throws std::runtime_error naming the run when it has none, no
-// best.pt, or no checkpoint of that step (listing the steps it has).
+// The checkpoint file chosen, checked against its manifest (checkpoint_damage: its own file,
+// not R2D2's replay, which export and eval do not read). The newest is the newest complete one
+// (RunDirectory::newest_checkpoint; a line on stderr names each newer one skipped as
+// interrupted). Throws std::runtime_error naming the run when it has none, no best.pt, or no
+// checkpoint of that step (listing the steps it has), and for a damaged one: no other is taken
+// in its place, the message says why (the file, both CRCs, the size) and lists the others.
 std::string pick_checkpoint(const engine::RunDirectory& dir, const CheckpointChoice& choice);
+
+// Checks `checkpoint` against its manifest before it is loaded (engine::verify_checkpoint, with
+// its companions or its own file alone): "" when it may be loaded, else why it is damaged. One
+// without a manifest (an older build's) may be loaded: a line on stderr says it is unverified.
+std::string checkpoint_damage(const std::string& checkpoint, bool companions);
 
 // No arguments: `help` on stderr, 2. --help or -h: `help` on stdout, 0. Otherwise nothing.
 std::optional<int> answer_help(const Args& args, const char* help);

@@ -114,6 +114,7 @@ class Run {
   void join_learner_to_group();
   engine::Counters resume_group();
   void report_rank_part(const std::string& part, int64_t group_step);  // warns when the part is of an earlier step
+  std::string choose_rank_part(int64_t at_most_step);  // the newest good part, skipping damaged ones
   void place_actors(const std::string& listening_at);
   void update_placement(const std::string& own_report, const std::vector<std::optional<std::string>>& reports);
   // The learner's stats, and for rank 0 of a group the group's counters in
@@ -126,7 +127,8 @@ class Run {
   int rank() const;
   void protect();  // umask, auth token, and no open listening without one
   engine::Counters start_learner();  // returns the counters it starts from
-  // --resume: restores the newest complete checkpoint; its path in `checkpoint` when given.
+  // --resume: restores the newest good checkpoint (complete, undamaged, loaded; older ones are
+  // tried in turn); its path in `checkpoint` when given.
   engine::Counters resume(std::string* checkpoint = nullptr);
   void lock_run_directory();         // throws when another run holds dir_
   void append_resume_row(const std::string& checkpoint, const engine::Counters& start);

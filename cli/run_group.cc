@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "base/log.h"
+#include "cli/checkpoint_choice.h"
 #include "cli/commands.h"
 #include "cli/learner_group.h"
 #include "cli/progress.h"
@@ -159,7 +160,7 @@ engine::Counters Run::resume_group() {
   }
   group_->broadcast_from_rank0(model);
   if (rank() == 0) {
-    const std::string part = dir_->newest_rank_part(start.optimizer_steps);
+    const std::string part = choose_rank_part(start.optimizer_steps);
     if (part.empty()) {
       base::log_warning("rank 0 has no part of " + ckpt + " (a checkpoint of an older build, or of a single "
                         "learner): it resumes with the group's counters, the other ranks from 0");
@@ -174,7 +175,7 @@ engine::Counters Run::resume_group() {
   model.clear();
   // A part of a later step than the checkpoint's would be of a future the group never resumed.
   const int64_t group_step = std::stoll(values_->get("resume_step"));
-  const std::string part = dir_->newest_rank_part(group_step);
+  const std::string part = choose_rank_part(group_step);
   try {
     start = learner_->restore_group_rank(copy, part, rank());
   } catch (...) {
@@ -192,6 +193,21 @@ engine::Counters Run::resume_group() {
   }
   append_resume_row(ckpt, start);  // rank 0's checkpoint, by its path on rank 0's host
   return start;
+}
+
+// This rank's newest good part at or before `at_most_step` ("" for none):
+// newest first, a part that is incomplete (a save interrupted before its
+// manifest) or damaged since it was written is skipped, with a line saying
+// which and why, as resume() skips checkpoints.
+std::string Run::choose_rank_part(int64_t at_most_step) {
+  for (const std::string& part : dir_->rank_parts_until(at_most_step)) {
+    const std::string missing = dir_->missing_files(part, {});
+    const std::string why = missing.empty() ? checkpoint_damage(part, /*companions=*/true)
+                                            : "incomplete (no " + missing + ": its save was interrupted)";
+    if (why.empty()) return part;
+    std::cerr << "moonseed: skipping rank part " << part << ": " << why << "\n";
+  }
+  return "";
 }
 
 void Run::report_rank_part(const std::string& part, int64_t group_step) {

@@ -20,6 +20,7 @@
 
 #include "base/log.h"
 #include "cli/auth_token.h"
+#include "cli/checkpoint_choice.h"
 #include "cli/commands.h"
 #include "cli/hot_reload.h"
 #include "cli/learner_group.h"
@@ -32,6 +33,7 @@
 #include "dashboard/server.h"
 #include "cli/version.h"
 #include "engine/group/c10d_group.h"
+#include "engine/learner/checkpoint.h"
 #include "engine/learner/learner.h"
 #include "models/device.h"
 #include "envs/describe.h"
@@ -269,8 +271,12 @@ engine::Counters Run::start_learner() {
   return start;
 }
 
-// --resume: the newest complete checkpoint, after what interrupted saves left;
+// --resume: the newest good checkpoint, after what interrupted saves left;
 // a "resume" row in metrics.jsonl says from where, with the restored counters.
+// Newest first, a checkpoint is skipped, with a line saying which and why,
+// when it is incomplete (a save interrupted), damaged since it was written
+// (its manifest: engine/run/checkpoint_manifest.h), or refused by its load;
+// only when none is left is the resume refused, listing them.
 engine::Counters Run::resume(std::string* checkpoint) {
   const std::vector<std::string> removed = dir_->remove_unfinished_checkpoint_files();
   if (!removed.empty()) {
@@ -280,26 +286,41 @@ engine::Counters Run::resume(std::string* checkpoint) {
   }
   const std::vector<std::string> companions = learner_->checkpoint_companions();
   const std::vector<std::string> all = dir_->checkpoints();
-  std::string ckpt = dir_->newest_checkpoint(companions);
-  // Newer ones lack a companion: a kill between the files of a checkpoint of
-  // a build that wrote the model file first.
-  for (auto it = all.rbegin(); !ckpt.empty() && it != all.rend() && *it != ckpt; ++it) {
-    std::string missing;
-    for (const std::string& suffix : companions) {
-      if (!std::filesystem::exists(*it + suffix)) missing += (missing.empty() ? "" : ", ") + *it + suffix;
+  if (all.empty()) throw std::runtime_error(dir_->path() + " has no checkpoint to resume from");
+  // None complete: the newest alone, with what it has (the algorithm says what it lacks).
+  const bool none_complete = dir_->newest_checkpoint(companions).empty();
+  std::string tried;
+  for (auto it = all.rbegin(); it != all.rend() && !(none_complete && it != all.rbegin()); ++it) {
+    const std::string& ckpt = *it;
+    const std::string missing = none_complete ? "" : dir_->missing_files(ckpt, companions);
+    if (!missing.empty()) {
+      std::cerr << "moonseed: skipping incomplete checkpoint " << ckpt << " (no " << missing
+                << ": its save was interrupted)\n";
+      tried += "\n  " + ckpt + ": incomplete (no " + missing + ")";
+      continue;
     }
-    std::cerr << "moonseed: skipping incomplete checkpoint " << *it << " (no " << missing
-              << ": its save was interrupted)\n";
+    std::string why = checkpoint_damage(ckpt, /*companions=*/true);
+    engine::Counters start;
+    if (why.empty()) {
+      try {
+        start = learner_->restore(ckpt);
+      } catch (const engine::CheckpointError& e) {
+        why = e.what();
+      }
+    }
+    if (!why.empty()) {
+      std::cerr << "moonseed: skipping checkpoint " << ckpt << ": " << why << "\n";
+      tried += "\n  " + ckpt + ": " + why;
+      continue;
+    }
+    if (checkpoint != nullptr) *checkpoint = ckpt;
+    std::cerr << "moonseed: resumed " << ckpt << " (" << start.frames << " frames, " << start.optimizer_steps
+              << " steps)\n";
+    append_resume_row(std::filesystem::path(ckpt).lexically_relative(dir_->path()).string(), start);
+    return start;
   }
-  // None complete: the newest, with what it has (the algorithm says what it lacks).
-  if (ckpt.empty() && !all.empty()) ckpt = all.back();
-  if (ckpt.empty()) throw std::runtime_error(dir_->path() + " has no checkpoint to resume from");
-  const engine::Counters start = learner_->restore(ckpt);
-  if (checkpoint != nullptr) *checkpoint = ckpt;
-  std::cerr << "moonseed: resumed " << ckpt << " (" << start.frames << " frames, " << start.optimizer_steps
-            << " steps)\n";
-  append_resume_row(std::filesystem::path(ckpt).lexically_relative(dir_->path()).string(), start);
-  return start;
+  throw std::runtime_error(dir_->path() + " has no checkpoint that can be resumed; tried, newest first:" + tried +
+                           "\n(`moonseed run " + dir_->config_path() + "` starts a new run of the same config)");
 }
 
 void Run::append_resume_row(const std::string& checkpoint, const engine::Counters& start) {

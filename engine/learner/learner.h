@@ -117,7 +117,8 @@ class Learner {
   // (docs/distributed-design.md "Checkpoints": its own counters, and R2D2's
   // replay): at each round the group agrees to checkpoint, and at its last
   // round, the training thread writes it at part_of_step(step)
-  // (RunDirectory::rank_part_path), then calls `saved` (the run prunes). A
+  // (RunDirectory::rank_part_path), sealed as a checkpoint is (its manifest
+  // last), then calls `saved` (the run prunes). A
   // part that cannot be written is logged; training goes on. Only before start().
   void keep_rank_parts(std::function<std::string(int64_t step)> part_of_step, std::function<void()> saved);
   // A rank of a group that has stopped: its part of the step it reached,
@@ -197,9 +198,12 @@ class Learner {
   // The run is ending: actors that leave from now on are not logged one by
   // one (their leaves are still events). Thread-safe.
   void expect_actors_to_leave();
-  // Writes a checkpoint between two training steps (waits for the current one).
-  // `elapsed_s` is stored in the counters. Throws CheckpointError (a full
-  // disk...): no file of the failed checkpoint is left, training goes on.
+  // Writes a checkpoint between two training steps (waits for the current one),
+  // then seals it: its manifest PATH.sum, the CRC-32C and size of each of its
+  // files (engine/run/checkpoint_manifest.h), written last. `elapsed_s` is
+  // stored in the counters. Throws CheckpointError (a full disk...): no file
+  // of the failed checkpoint is left (one that could not be sealed included),
+  // training goes on.
   void save_checkpoint(const std::string& path, double elapsed_s);
   // The same, to the path `path_of_step` gives for the optimizer step the
   // checkpoint holds: it is read with training held, so the name and the

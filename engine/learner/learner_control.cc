@@ -2,9 +2,13 @@
 // construction, start and stop, restore and checkpoints, hot config, pause,
 // evaluation and the counters. The threads it starts are in learner.cc.
 #include "engine/learner/learner_impl.h"
+#include "engine/run/checkpoint_manifest.h"
 #include "envs/describe.h"
 
 #include "envs/wrappers/wrappers.h"
+
+#include <filesystem>
+#include <functional>
 
 namespace moonseed::engine {
 namespace {
@@ -15,6 +19,29 @@ namespace {
 envs::EnvSpec checked_spec(const ExperimentConfig& config) {
   check_config(config);
   return model_env_spec(config);
+}
+
+// Writes FILE's data files with `save`, then seals them (FILE.sum, written
+// last: engine/run/checkpoint_manifest.h). A manifest of an earlier file at
+// FILE (a checkpoint of the same step) goes first, so that it never describes
+// the new files. A checkpoint that cannot be sealed is removed whole, as a
+// save that failed: one without its manifest is not resumed.
+void save_sealed(const std::string& file, const std::vector<std::string>& companions,
+                 const std::function<void()>& save) {
+  try {
+    unseal_checkpoint(file);
+  } catch (const std::exception& e) {
+    throw CheckpointError(e.what());
+  }
+  save();
+  try {
+    seal_checkpoint(file, companions);
+  } catch (const std::exception& e) {
+    std::error_code ec;
+    std::filesystem::remove(file, ec);
+    for (const std::string& suffix : companions) std::filesystem::remove(file + suffix, ec);
+    throw CheckpointError(std::string(e.what()) + " (its checkpoint " + file + " is removed: it could not be sealed)");
+  }
 }
 
 }  // namespace
@@ -297,7 +324,7 @@ std::string Learner::save_checkpoint(const std::function<std::string(int64_t ste
   }
   const Counters c = m.counters_now(elapsed_s, true);
   const std::string path = path_of_step(c.optimizer_steps);
-  m.agent->save(path, c);
+  save_sealed(path, m.agent->checkpoint_companions(), [&] { m.agent->save(path, c); });
   return path;
 }
 
@@ -321,9 +348,14 @@ bool Learner::Impl::save_rank_part() {
   if (failed()) return false;  // weights that diverged are never a checkpoint's
   const std::string part = part_of_step(step);
   try {
-    // The companions first, the counters last: the .part file says the part is whole.
-    if (sync->rank() != 0) agent->save_companions(part);
-    save_rank_counters(part, counters_now(0, true), sync->rank());
+    // The companions first, the counters next, the manifest last: the .part
+    // file says the part's data is whole, its manifest seals it.
+    const std::vector<std::string> companions =
+        sync->rank() != 0 ? agent->checkpoint_companions() : std::vector<std::string>{};
+    save_sealed(part, companions, [&] {
+      if (sync->rank() != 0) agent->save_companions(part);
+      save_rank_counters(part, counters_now(0, true), sync->rank());
+    });
   } catch (const std::exception& e) {
     base::log_error("learner rank " + std::to_string(sync->rank()) + ": its part of the checkpoint of step " +
                     std::to_string(step) + " was not saved: " + e.what() +
@@ -343,7 +375,7 @@ std::string Learner::Impl::save_group_model(const std::function<std::string(int6
   }
   const Counters c = counters_now(elapsed_s, false);
   const std::string path = path_of_step(c.optimizer_steps);
-  agent->save(path, c);
+  save_sealed(path, agent->checkpoint_companions(), [&] { agent->save(path, c); });
   return path;
 }
 

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "engine/run/checkpoint_manifest.h"
+
 namespace moonseed::engine {
 namespace fs = std::filesystem;
 
@@ -106,56 +108,76 @@ std::string RunDirectory::checkpoint_path(int64_t step) const {
   return checkpoints_dir() + "/ckpt-" + std::to_string(step) + ".pt";
 }
 
-std::vector<std::string> RunDirectory::checkpoints() const {
+std::vector<std::pair<int64_t, std::string>> RunDirectory::numbered_files(const std::string& prefix,
+                                                                         const std::string& suffix) const {
   std::vector<std::pair<int64_t, std::string>> found;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
-    int64_t step = checkpoint_step(entry.path().filename().string());
-    if (step >= 0) found.emplace_back(step, entry.path().string());
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<std::string> paths;
-  for (auto& f : found) paths.push_back(std::move(f.second));
-  return paths;
-}
-
-std::string RunDirectory::newest_checkpoint(const std::vector<std::string>& companions) const {
-  const std::vector<std::string> all = checkpoints();
-  for (auto it = all.rbegin(); it != all.rend(); ++it) {
-    std::error_code ec;
-    const bool complete = std::all_of(companions.begin(), companions.end(), [&](const std::string& suffix) {
-      return fs::is_regular_file(*it + suffix, ec);
-    });
-    if (complete) return *it;
-  }
-  return "";
-}
-
-std::string RunDirectory::rank_part_path(int64_t step) const {
-  return checkpoints_dir() + "/rank-" + std::to_string(step) + ".part";
-}
-
-std::vector<std::pair<int64_t, std::string>> RunDirectory::rank_parts() const {
-  std::vector<std::pair<int64_t, std::string>> found;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(checkpoints_dir(), ec)) {
-    const int64_t step = checkpoint_step(entry.path().filename().string(), "rank-", ".part");
+    const int64_t step = checkpoint_step(entry.path().filename().string(), prefix, suffix);
     if (step >= 0) found.emplace_back(step, entry.path().string());
   }
   std::sort(found.begin(), found.end());
   return found;
 }
 
-std::string RunDirectory::newest_rank_part(int64_t at_most_step) const {
-  const auto parts = rank_parts();
-  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-    if (it->first <= at_most_step) return it->second;
+std::vector<std::string> RunDirectory::checkpoints() const {
+  std::vector<std::string> paths;
+  for (auto& f : numbered_files("ckpt-", ".pt")) paths.push_back(std::move(f.second));
+  return paths;
+}
+
+std::string RunDirectory::newest_checkpoint(const std::vector<std::string>& companions) const {
+  const std::vector<std::string> all = checkpoints();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    if (missing_files(*it, companions).empty()) return *it;
   }
   return "";
 }
 
+std::string RunDirectory::missing_files(const std::string& file, const std::vector<std::string>& companions) const {
+  std::error_code ec;
+  std::string missing;
+  const auto lack = [&](const std::string& path) { missing += (missing.empty() ? "" : ", ") + path; };
+  for (const std::string& suffix : companions) {
+    if (!fs::is_regular_file(file + suffix, ec)) lack(file + suffix);
+  }
+  if (fs::exists(manifest_path(file), ec)) return missing;
+  // No manifest: a save interrupted before it when an older file of the same
+  // kind has one (this build seals every checkpoint), else an older build's.
+  const std::string name = fs::path(file).filename().string();
+  const bool part = name.compare(0, 5, "rank-") == 0;
+  const std::string prefix = part ? "rank-" : "ckpt-";
+  const std::string suffix = part ? ".part" : ".pt";
+  const int64_t step = checkpoint_step(name, prefix, suffix);
+  for (const auto& [older, path] : numbered_files(prefix, suffix)) {
+    if (older < step && fs::exists(manifest_path(path), ec)) {
+      lack(manifest_path(file));
+      break;
+    }
+  }
+  return missing;
+}
+
+std::string RunDirectory::rank_part_path(int64_t step) const {
+  return checkpoints_dir() + "/rank-" + std::to_string(step) + ".part";
+}
+
+std::vector<std::string> RunDirectory::rank_parts_until(int64_t at_most_step) const {
+  const auto parts = numbered_files("rank-", ".part");
+  std::vector<std::string> out;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (it->first <= at_most_step) out.push_back(it->second);
+  }
+  return out;
+}
+
+std::string RunDirectory::newest_rank_part(int64_t at_most_step) const {
+  const std::vector<std::string> parts = rank_parts_until(at_most_step);
+  return parts.empty() ? "" : parts.front();
+}
+
 void RunDirectory::prune_rank_parts(int keep) const {
-  const auto parts = rank_parts();
+  const auto parts = numbered_files("rank-", ".part");
   std::error_code ec;
   for (size_t i = 0; i + static_cast<size_t>(std::max(keep, 1)) < parts.size(); ++i) fs::remove(parts[i].second, ec);
   // Then every file of a part whose .part is gone (pruned above, or never
@@ -205,30 +227,7 @@ std::vector<std::string> RunDirectory::remove_unfinished_checkpoint_files() cons
 }
 
 void RunDirectory::write_file_atomic(const std::string& name, const std::string& content) const {
-  const std::string final_path = path_ + "/" + name;
-  const std::string tmp = final_path + ".partial";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot sync " + tmp + ": " + std::strerror(err));
-  }
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
-    throw std::runtime_error("cannot rename " + tmp + ": " + std::strerror(errno));
-  }
+  write_file_durably(path_ + "/" + name, content);
 }
 
 }  // namespace moonseed::engine

@@ -6,8 +6,12 @@
 // Checkpoints: ckpt-<step>.pt may have companions beside it, files named
 // ckpt-<step>.pt<suffix> (R2D2's ".replay"). The learner writes every
 // companion before the .pt file (each as NAME.partial, then renamed), so a
-// .pt is the last file of its checkpoint to appear; a checkpoint is complete
-// when its .pt and the companions its algorithm names are all there. A kill
+// .pt is the last of its checkpoint's data files to appear; then it seals the
+// checkpoint with its manifest ckpt-<step>.pt.sum (engine/run/checkpoint_manifest.h),
+// a companion too. A checkpoint is complete when its .pt, the companions its
+// algorithm names and its manifest are all there; a checkpoint without a
+// manifest is one of an older build (complete) when no older checkpoint has
+// one, else a save interrupted before its manifest (incomplete). A kill
 // mid-save leaves .partial files, or companions without their .pt, which
 // remove_unfinished_checkpoint_files() and prune_checkpoints() delete.
 //
@@ -46,9 +50,15 @@ class RunDirectory {
 
   // Checkpoints (.pt files) present, oldest first (by step number).
   std::vector<std::string> checkpoints() const;
-  // The newest checkpoint that has every companion in `companions` (suffixes
-  // of its path, e.g. ".replay") beside it, or "" when there is none.
+  // The newest complete checkpoint: every companion in `companions` (suffixes
+  // of its path, e.g. ".replay") beside it, and its manifest (see above); ""
+  // when there is none. Nothing is read: verify_checkpoint checks the content.
   std::string newest_checkpoint(const std::vector<std::string>& companions = {}) const;
+  // What a checkpoint or rank part (a path checkpoints() or rank_parts_until()
+  // gives) lacks to be complete, as paths separated by ", ": its companions
+  // missing, and its manifest FILE.sum when an older file of its kind has
+  // one. "" when it is complete.
+  std::string missing_files(const std::string& file, const std::vector<std::string>& companions) const;
   // Deletes all but the newest `keep` checkpoints, each .pt first and then its
   // companions, then what remove_unfinished_checkpoint_files() deletes.
   void prune_checkpoints(int keep) const;
@@ -60,21 +70,27 @@ class RunDirectory {
   // A learner group's rank parts (docs/distributed-design.md "Checkpoints"):
   // what each rank alone holds of the group's checkpoint of step S, in that
   // rank's own directory: checkpoints/rank-S.part (its counters, the part's
-  // last file) and companions rank-S.part<suffix> (R2D2: .replay).
+  // last data file), companions rank-S.part<suffix> (R2D2: .replay) and, last,
+  // its manifest rank-S.part.sum.
   std::string rank_part_path(int64_t step) const;
-  // The newest rank part of a step at or before `at_most_step` ("" if none).
+  // The rank parts of steps at or before `at_most_step`, newest first.
+  std::vector<std::string> rank_parts_until(int64_t at_most_step) const;
+  // The newest of them ("" if none).
   std::string newest_rank_part(int64_t at_most_step) const;
   // Keeps the newest `keep` parts; deletes the others, the companions of a
   // part whose .part is missing, and .partial files of interrupted saves.
   void prune_rank_parts(int keep) const;
 
-  // Writes `content` to RUN/name via a .partial file, fsync and rename, so a
-  // crash leaves either the old or the new file, never half of one.
+  // Writes `content` to RUN/name via a .partial file, fsync, rename and fsync
+  // of the directory (write_file_durably), so a crash leaves either the old or
+  // the new file, never half of one.
   void write_file_atomic(const std::string& name, const std::string& content) const;
 
  private:
   explicit RunDirectory(std::string path) : path_(std::move(path)) {}
-  std::vector<std::pair<int64_t, std::string>> rank_parts() const;  // (step, path), oldest first
+  // checkpoints/PREFIX<step>SUFFIX as (step, path), oldest first.
+  std::vector<std::pair<int64_t, std::string>> numbered_files(const std::string& prefix,
+                                                              const std::string& suffix) const;
   std::string path_;
 };
 

@@ -24,7 +24,50 @@ HeldCheckpoint load_checkpoint(const std::string& run_dir, const std::string& ch
   held.optimizer_steps = counters.optimizer_steps;
   held.frames = counters.frames;
   if (config.algo == "r2d2") held.replay_size = learner.stats().metric("replay_size");
+  held.weights_hash = learner.weights_hash();
   return held;
+}
+
+std::vector<std::string> checkpoint_paths(const std::string& run_dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  for (const std::string& name : file_names(run_dir + "/checkpoints")) {
+    if (checkpoint_step(name) >= 0) found.emplace_back(checkpoint_step(name), run_dir + "/checkpoints/" + name);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> paths;
+  for (auto& f : found) paths.push_back(std::move(f.second));
+  return paths;
+}
+
+void flip_a_tensor_exponent(const std::string& archive) {
+  std::fstream f(archive, std::ios::in | std::ios::out | std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const auto u16 = [&](size_t at) {
+    const auto byte = [&](size_t i) { return static_cast<size_t>(static_cast<uint8_t>(bytes[i])); };
+    return byte(at) | byte(at + 1) << 8;
+  };
+  // Zip local file headers: "PK\3\4", name length at 26, extra length at 28, the name at 30.
+  for (size_t at = bytes.find("PK\x03\x04"); at != std::string::npos && at + 30 < bytes.size();
+       at = bytes.find("PK\x03\x04", at + 4)) {
+    const size_t name_length = u16(at + 26);
+    const std::string name = bytes.substr(at + 30, name_length);
+    if (name.find("/data/") == std::string::npos) continue;
+    const size_t data = at + 30 + name_length + u16(at + 28);
+    f.clear();
+    f.seekp(static_cast<std::streamoff>(data + 3));
+    f.put(static_cast<char>(bytes[data + 3] ^ 0x02));
+    if (!f) throw std::runtime_error("cannot write " + archive);
+    return;
+  }
+  throw std::runtime_error(archive + " holds no tensor record");
+}
+
+void copy_run_directory(const std::string& from, const std::string& to) {
+  std::filesystem::create_directories(to);
+  for (const auto& e : std::filesystem::directory_iterator(from)) {
+    if (e.is_regular_file()) std::filesystem::copy_file(e.path(), to + "/" + e.path().filename().string());
+  }
+  std::filesystem::copy(from + "/checkpoints", to + "/checkpoints", std::filesystem::copy_options::recursive);
 }
 
 std::vector<std::string> file_names(const std::string& dir) {
@@ -46,7 +89,10 @@ std::string newest_complete_r2d2_checkpoint(const std::string& run_dir) {
   int64_t newest = -1;
   for (const std::string& name : file_names(dir)) {
     const int64_t step = checkpoint_step(name);
-    if (step > newest && std::filesystem::exists(dir + "/" + name + ".replay")) newest = step;
+    const std::string path = dir + "/" + name;
+    if (step > newest && std::filesystem::exists(path + ".replay") && std::filesystem::exists(path + ".sum")) {
+      newest = step;
+    }
   }
   return newest < 0 ? "" : dir + "/ckpt-" + std::to_string(newest) + ".pt";
 }

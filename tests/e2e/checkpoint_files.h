@@ -16,16 +16,34 @@
 
 namespace moonseed::testing {
 
+// The shipped examples the checkpoint tests run (MOONSEED_SOURCE_DIR: the e2e targets').
+inline const std::string kR2d2Example = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_r2d2.lua";
+inline const std::string kVtraceExample = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
+
 // What one checkpoint holds, read back as --resume reads it.
 struct HeldCheckpoint {
   int64_t optimizer_steps = 0;
   int64_t frames = 0;
   double replay_size = -1;  // R2D2's sequences in the replay; -1 for V-trace
+  uint64_t weights_hash = 0;  // Learner::weights_hash of the restored weights
 };
 
 // Restores `checkpoint` into a Learner made from RUN_DIR/config.lua. Throws
 // what the restore throws (CheckpointError for a file that does not load).
 HeldCheckpoint load_checkpoint(const std::string& run_dir, const std::string& checkpoint);
+
+// RUN_DIR/checkpoints/ckpt-N.pt paths, oldest (smallest N) first.
+std::vector<std::string> checkpoint_paths(const std::string& run_dir);
+
+// Damages a LibTorch archive (a checkpoint, a replay) as bit rot would and so
+// that LibTorch still reads it: flips one exponent bit of the first value of
+// its first tensor record (a float32's high byte, little-endian; x16 or /16).
+// Throws std::runtime_error when the file has no tensor record.
+void flip_a_tensor_exponent(const std::string& archive);
+
+// Copies a run directory's regular files and its checkpoints/ (not sockets)
+// to `to`, a fresh directory: one real run serves several tests.
+void copy_run_directory(const std::string& from, const std::string& to);
 
 // File names in `dir`, sorted.
 std::vector<std::string> file_names(const std::string& dir);
@@ -33,8 +51,9 @@ std::vector<std::string> file_names(const std::string& dir);
 // The step in "ckpt-STEP.pt", or -1 for another name.
 int64_t checkpoint_step(const std::string& name);
 
-// The newest RUN_DIR/checkpoints/ckpt-N.pt that has ckpt-N.pt.replay beside
-// it (a complete R2D2 checkpoint), as a path; "" when there is none.
+// The newest RUN_DIR/checkpoints/ckpt-N.pt that has ckpt-N.pt.replay and its
+// manifest ckpt-N.pt.sum beside it (a complete R2D2 checkpoint of this build),
+// as a path; "" when there is none.
 std::string newest_complete_r2d2_checkpoint(const std::string& run_dir);
 
 // One metrics.jsonl line: its numbers, and its strings `event` and `checkpoint`.

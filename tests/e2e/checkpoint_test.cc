@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/run/checkpoint_manifest.h"
 #include "tests/e2e/checkpoint_files.h"
 #include "tests/e2e/process.h"
 
@@ -29,7 +30,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // Which file of an R2D2 checkpoint a name is, by the longest suffix it ends with.
 std::string kind_of(const std::string& name) {
-  for (const char* kind : {".pt.replay.partial", ".pt.replay", ".pt.partial", ".pt"}) {
+  for (const char* kind : {".pt.sum.partial", ".pt.sum", ".pt.replay.partial", ".pt.replay", ".pt.partial", ".pt"}) {
     if (ends_with(name, kind)) return kind;
   }
   return "";
@@ -58,9 +59,10 @@ std::string kill_as_a_file_appears(ChildProcess& learner, DirectoryWatch& watch,
 }
 
 // Each kill lands right after one kind of file appears: the replay's partial
-// file, the replay, the model file's partial file, the model file. The model
-// file used to appear first, so a kill before the replay was renamed left a
-// checkpoint that --resume took, with an empty replay.
+// file, the replay, the model file's partial file, the model file, the
+// manifest's partial file. The model file used to appear first, so a kill
+// before the replay was renamed left a checkpoint that --resume took, with an
+// empty replay; a checkpoint whose manifest is not there yet is skipped.
 TEST(CheckpointFaults, AKillAsEachCheckpointFileAppearsResumesTheNewestCompleteCheckpointWithItsReplay) {
   TrainingRun run(kR2d2,
                   {"log.interval_s=0.25", "stop.eval_return_mean=0", "r2d2.min_fill=64", "r2d2.capacity=1000",
@@ -71,7 +73,7 @@ TEST(CheckpointFaults, AKillAsEachCheckpointFileAppearsResumesTheNewestCompleteC
   const std::string dir = run.run_dir();
   auto watch = std::make_unique<DirectoryWatch>(dir + "/checkpoints");
   int resumes = 0;
-  for (const std::string kind : {".pt.replay.partial", ".pt.replay", ".pt.partial", ".pt"}) {
+  for (const std::string kind : {".pt.replay.partial", ".pt.replay", ".pt.partial", ".pt", ".pt.sum.partial"}) {
     SCOPED_TRACE("killed as a " + kind + " file appeared");
     const std::string appeared = kill_as_a_file_appears(*learner, *watch, dir, kind);
     ASSERT_FALSE(appeared.empty()) << read_file(run.log);
@@ -114,8 +116,9 @@ TEST(CheckpointFaults, AKillAsEachCheckpointFileAppearsResumesTheNewestCompleteC
     EXPECT_FALSE(ends_with(name, ".partial")) << name;
     if (kind_of(name) == ".pt") {
       EXPECT_TRUE(fs::exists(dir + "/checkpoints/" + name + ".replay")) << name;
-    } else if (kind_of(name) == ".pt.replay") {
-      EXPECT_TRUE(fs::exists(dir + "/checkpoints/" + name.substr(0, name.size() - 7))) << name;
+    } else if (kind_of(name) == ".pt.replay" || kind_of(name) == ".pt.sum") {
+      const std::string model = name.substr(0, name.rfind('.'));
+      EXPECT_TRUE(fs::exists(dir + "/checkpoints/" + model)) << name;
     }
   }
 }
@@ -191,9 +194,14 @@ TEST(CheckpointFaults, EveryCheckpointHoldsTheStepItsNameSays) {
 
   size_t checked = 0;
   for (const std::string& name : file_names(dir)) {
+    if (kind_of(name) == ".pt.sum") continue;  // each checkpoint's manifest, checked below
     const int64_t step = checkpoint_step(name);
     ASSERT_GE(step, 0) << name;
     EXPECT_EQ(load_checkpoint(run.run_dir(), dir + "/" + name).optimizer_steps, step) << name;
+    // Sealed by its manifest, written last, and as it was written.
+    const engine::CheckpointCheck check = engine::verify_checkpoint(dir + "/" + name);
+    EXPECT_TRUE(check.sealed) << name;
+    EXPECT_TRUE(check.good()) << check.damage;
     ++checked;
   }
   EXPECT_GE(checked, 4u) << ::testing::PrintToString(file_names(dir));

@@ -2,6 +2,7 @@
 // learning rate far too high leaves them): the run stops with the reason,
 // exits 1 and writes no checkpoint of those weights (docs/reliability.md
 // "A model that diverges").
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -11,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "engine/learner/checkpoint.h"
+#include "engine/run/checkpoint_manifest.h"
 #include "engine/learner/learner.h"
 #include "engine/learner/optimizer.h"
 #include "envs/env.h"
@@ -26,7 +28,8 @@ const std::string kBinary = MOONSEED_BINARY;
 const std::string kVtrace = std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_vtrace.lua";
 
 // Writes `path`: the counters of `good` (a checkpoint of `run_dir`) one step
-// on, and a model whose every weight is NaN.
+// on, and a model whose every weight is NaN; sealed by its manifest, as the
+// learner would have written it.
 void write_diverged_checkpoint(const std::string& run_dir, const std::string& good, const std::string& path) {
   const engine::ExperimentConfig config = scripts::load_experiment(run_dir + "/config.lua");
   engine::Counters counters = engine::Learner(config, "diverge-test").restore(good);
@@ -38,6 +41,7 @@ void write_diverged_checkpoint(const std::string& run_dir, const std::string& go
   }
   auto optimizer = engine::make_optimizer(config.optimizer, net->parameters());
   engine::save_checkpoint(path, *net, *optimizer, counters);
+  engine::seal_checkpoint(path, {});
 }
 
 TEST(Diverged, ARunWhoseModelIsNanStopsWithTheReasonAndExitsOne) {
@@ -46,10 +50,11 @@ TEST(Diverged, ARunWhoseModelIsNanStopsWithTheReasonAndExitsOne) {
   ASSERT_EQ(first.wait(120), std::optional<int>(0)) << read_file(run.log);
   const std::string dir = run.run_dir() + "/checkpoints";
   const std::vector<std::string> good = file_names(dir);
-  ASSERT_FALSE(good.empty());
-  const int64_t step = checkpoint_step(good.back());
+  const std::vector<std::string> checkpoints = checkpoint_paths(run.run_dir());
+  ASSERT_FALSE(checkpoints.empty());
+  const int64_t step = checkpoint_step(std::filesystem::path(checkpoints.back()).filename().string());
   const std::string diverged = dir + "/ckpt-" + std::to_string(step + 1) + ".pt";
-  write_diverged_checkpoint(run.run_dir(), dir + "/" + good.back(), diverged);
+  write_diverged_checkpoint(run.run_dir(), checkpoints.back(), diverged);
   const auto written = std::filesystem::last_write_time(diverged);
 
   // The resumed run acts with NaN weights at its first step.
@@ -69,6 +74,8 @@ TEST(Diverged, ARunWhoseModelIsNanStopsWithTheReasonAndExitsOne) {
   // Nothing was written over or beside the checkpoints.
   std::vector<std::string> expected = good;
   expected.push_back("ckpt-" + std::to_string(step + 1) + ".pt");
+  expected.push_back("ckpt-" + std::to_string(step + 1) + ".pt.sum");
+  std::sort(expected.begin(), expected.end());
   EXPECT_EQ(file_names(dir), expected);
   EXPECT_EQ(std::filesystem::last_write_time(diverged), written);
 }

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/run/checkpoint_manifest.h"
 #include "tests/e2e/checkpoint_files.h"
 #include "tests/e2e/process.h"
 #include "tests/small_disk.h"
@@ -136,7 +137,7 @@ TEST_F(FullDisk, CheckpointsAndMetricsRowsFailButTheRunGoesOnAndKeepsWhatItHas) 
   for (size_t i = 0; i < outages.size(); ++i) EXPECT_EQ(outages[i], i % 2 == 0 ? 'x' : 'o') << "report " << i << "\n" << out;
 
   EXPECT_EQ(lines_that_are_not_json(dir + "/metrics.jsonl", work_ + "/python.log"), "");
-  // Every checkpoint file there is whole and loads, with its replay; no half-written one is left.
+  // Every checkpoint file there is whole, sealed and loads, with its replay; no half-written one is left.
   size_t loaded = 0;
   for (const std::string& name : file_names(dir + "/checkpoints")) {
     EXPECT_EQ(name.find(".partial"), std::string::npos) << name;
@@ -144,6 +145,10 @@ TEST_F(FullDisk, CheckpointsAndMetricsRowsFailButTheRunGoesOnAndKeepsWhatItHas) 
     const std::string path = dir + "/checkpoints/" + name;
     EXPECT_TRUE(fs::exists(path + ".replay")) << name;
     EXPECT_NO_THROW(load_checkpoint(dir, path)) << name;
+    // Sealed, and as written: a checkpoint whose manifest did not fit is not left behind.
+    const engine::CheckpointCheck check = engine::verify_checkpoint(path);
+    EXPECT_TRUE(check.sealed) << name;
+    EXPECT_TRUE(check.good()) << check.damage;
     ++loaded;
   }
   EXPECT_GE(loaded, 1u);

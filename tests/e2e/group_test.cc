@@ -256,6 +256,37 @@ TEST(LearnerGroup, AKilledRankStopsTheGroupNamingItAndResumeRestartsTheGroup) {
             last_string(run.run_dir() + "/ranks/1/metrics.jsonl", "weights_hash"));
 }
 
+// Rank 1's newest part cut short after it was written (its manifest says how
+// long it was): the resumed rank skips it, saying why, and takes its newest
+// good part before it. The part used to refuse the whole group's resume.
+TEST(LearnerGroup, ARankSkipsADamagedPartForItsNewestGoodOne) {
+  GroupRun run;
+  ChildProcess learner(run.args({kUntilStopped, "checkpoint.interval_s=1", "checkpoint.keep=100"}), run.log);
+  const auto parts_dir = [&] { return run.run_dir() + "/ranks/1/checkpoints"; };
+  ASSERT_TRUE(eventually(120, [&] {
+    return both_ranks_trained(run) && files_named(parts_dir(), "rank-", ".part").size() >= 2;
+  })) << read_file(run.log);
+  learner.signal(SIGINT);
+  ASSERT_EQ(learner.wait(120), std::optional<int>(0)) << read_file(run.log);
+  const std::vector<std::string> parts = files_named(parts_dir(), "rank-", ".part");
+  ASSERT_GE(parts.size(), 2u);
+  const std::string damaged = parts_dir() + "/" + parts.back();
+  const uintmax_t size = std::filesystem::file_size(damaged);
+  std::filesystem::resize_file(damaged, size - 1);
+
+  ChildProcess resumed({kBinary, "run", "--resume", run.run_dir(), frames_past_last_row(run, 2000),
+                        "log.interval_s=0.25"},
+                       run.log);
+  ASSERT_EQ(resumed.wait(180), std::optional<int>(0)) << read_file(run.log);
+  const std::string rank1_log = read_file(run.run_dir() + "/ranks/1/run.log");
+  EXPECT_NE(rank1_log.find("moonseed: skipping rank part " + damaged + ": " + damaged + " is " +
+                           std::to_string(size - 1) + " bytes, its manifest records " + std::to_string(size)),
+            std::string::npos)
+      << rank1_log;
+  EXPECT_NE(rank1_log.find("and its own part " + parts_dir() + "/" + parts[parts.size() - 2]), std::string::npos)
+      << rank1_log;
+}
+
 TEST(LearnerGroup, AStoppedRankStopsTheGroupWithinItsTimeoutNamingIt) {
   GroupRun run;
   ChildProcess learner(run.args({kUntilStopped, "topology.group_timeout_s=4"}), run.log);

@@ -52,12 +52,12 @@ TEST(R2d2EndToEnd, TrainsThroughActorProcessesAndCheckpointsItsReplay) {
   }
   EXPECT_GT(last(rows, "replay_time_share"), 0);
   EXPECT_LT(last(rows, "replay_time_share"), 1);
-  // The final checkpoint with its replay beside it.
-  const std::vector<std::string> ckpts = files_in(run.run_dir() + "/checkpoints");
-  ASSERT_EQ(ckpts.size(), 2u) << ::testing::PrintToString(ckpts);
-  const std::string model = ckpts[0].size() < ckpts[1].size() ? ckpts[0] : ckpts[1];
-  EXPECT_NE(std::find(ckpts.begin(), ckpts.end(), model + ".replay"), ckpts.end())
-      << ::testing::PrintToString(ckpts);
+  // The final checkpoint with its replay beside it, and its manifest.
+  std::vector<std::string> ckpts = files_in(run.run_dir() + "/checkpoints");
+  ASSERT_EQ(ckpts.size(), 3u) << ::testing::PrintToString(ckpts);
+  std::sort(ckpts.begin(), ckpts.end());
+  EXPECT_EQ(ckpts[1], ckpts[0] + ".replay") << ::testing::PrintToString(ckpts);
+  EXPECT_EQ(ckpts[2], ckpts[0] + ".sum") << ::testing::PrintToString(ckpts);
   EXPECT_NE(read_file(run.run_dir() + "/actors/actor-0.log").find("bye"), std::string::npos);
 }
 

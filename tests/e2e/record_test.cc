@@ -163,11 +163,12 @@ TEST(RecordEndToEnd, AKilledLearnerLeavesAReadableLogAndAResumeContinuesIt) {
     return !run.run_dir().empty() && last(run.metrics(), "record_durable_records") > 200 &&
            std::filesystem::exists(run.run_dir() + "/checkpoints");
   })) << read_file(run.log);
-  // A finished checkpoint to resume from (the one being written at the kill
-  // is a .partial, which a resume rightly ignores).
+  // A finished checkpoint to resume from, sealed by its manifest (the one
+  // being written at the kill is a .partial, or unsealed, which a resume
+  // rightly skips).
   ASSERT_TRUE(eventually(30, [&] {
     for (const auto& e : std::filesystem::directory_iterator(run.run_dir() + "/checkpoints")) {
-      if (e.path().extension() == ".pt") return true;
+      if (e.path().extension() == ".sum") return true;
     }
     return false;
   }));

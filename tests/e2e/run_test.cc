@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -55,9 +56,12 @@ TEST(EndToEnd, ARunTrainsThroughActorProcessesAndWritesItsRunDirectory) {
     EXPECT_GE(row.at("frames"), frames);
     frames = row.at("frames");
   }
+  // One checkpoint, the final one, and its manifest.
   std::vector<std::string> ckpts;
   for (const auto& e : std::filesystem::directory_iterator(dir + "/checkpoints")) ckpts.push_back(e.path());
-  EXPECT_EQ(ckpts.size(), 1u);
+  std::sort(ckpts.begin(), ckpts.end());
+  ASSERT_EQ(ckpts.size(), 2u) << ::testing::PrintToString(ckpts);
+  EXPECT_EQ(ckpts[1], ckpts[0] + ".sum");
   // Actors ended on the learner's Bye, not by being killed.
   EXPECT_NE(read_file(dir + "/actors/actor-0.log").find("bye"), std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <variant>
@@ -17,6 +18,8 @@
 #include <gtest/gtest.h>
 
 #include "engine/config/actor_config.h"
+#include "engine/learner/checkpoint.h"
+#include "engine/run/checkpoint_manifest.h"
 #include "envs/wrappers/wrapper_spec.h"
 #include "tests/engine/learner/served.h"
 #include "rpc/client.h"
@@ -529,6 +532,42 @@ TEST(Learner, R2d2EvaluatesWithItsRecurrentNetAndCheckpointsTheReplayBesideTheMo
   const Counters c = restored.restore(path);
   EXPECT_EQ(c.elapsed_s, 1.5);
   EXPECT_EQ(restored.stats().metric("replay_size"), replay_size);
+  std::filesystem::remove_all(dir);
+}
+
+// The manifest comes last, over the model file and its replay; a checkpoint
+// whose manifest cannot be written (here: its .partial name is taken by a
+// directory, a real open() failure) is removed whole, so that no unsealed
+// checkpoint is left to be taken for a good one.
+TEST(Learner, ACheckpointIsSealedLastAndOneThatCannotBeSealedLeavesNoFile) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("moonseed-sealed-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string sealed = (dir / "ckpt-1.pt").string();
+  const std::string unsealable = (dir / "ckpt-2.pt").string();
+  Learner learner(small_r2d2_config(), "test-run");
+  learner.save_checkpoint(sealed, 1.0);
+  const CheckpointCheck check = verify_checkpoint(sealed);
+  EXPECT_TRUE(check.sealed);
+  EXPECT_TRUE(check.good()) << check.damage;
+  std::ifstream in(manifest_path(sealed));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(parse_manifest(text, manifest_path(sealed)),
+            (std::vector<ManifestEntry>{checksum_file(sealed), checksum_file(sealed + ".replay")}));
+
+  std::filesystem::create_directories(unsealable + ".sum.partial");
+  try {
+    learner.save_checkpoint(unsealable, 2.0);
+    ADD_FAILURE() << "saved without its manifest";
+  } catch (const CheckpointError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write " + unsealable + ".sum.partial: Is a directory"),
+              std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("its checkpoint " + unsealable + " is removed"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(unsealable));
+  EXPECT_FALSE(std::filesystem::exists(unsealable + ".replay"));
+  EXPECT_FALSE(std::filesystem::exists(unsealable + ".sum"));
   std::filesystem::remove_all(dir);
 }
 

@@ -61,13 +61,48 @@ TEST_F(RunDirectoryTest, PartialFilesAndCompanionsWithoutTheirCheckpointAreRemov
   EXPECT_TRUE(dir_.remove_unfinished_checkpoint_files().empty());
 }
 
+// Manifests (.sum) included: pruned with their checkpoints, removed without them.
 TEST_F(RunDirectoryTest, PruningKeepsTheNewestWithTheirCompanionsAndRemovesLeftovers) {
-  for (const char* name : {"ckpt-10.pt", "ckpt-10.pt.replay", "ckpt-20.pt", "ckpt-20.pt.replay", "ckpt-30.pt",
-                           "ckpt-30.pt.replay", "ckpt-40.pt.replay.partial", "ckpt-5.pt.replay"}) {
+  for (const char* name : {"ckpt-10.pt", "ckpt-10.pt.replay", "ckpt-10.pt.sum", "ckpt-20.pt", "ckpt-20.pt.replay",
+                           "ckpt-20.pt.sum", "ckpt-30.pt", "ckpt-30.pt.replay", "ckpt-30.pt.sum",
+                           "ckpt-40.pt.replay.partial", "ckpt-40.pt.sum.partial", "ckpt-5.pt.replay",
+                           "ckpt-5.pt.sum"}) {
     touch(name);
   }
   dir_.prune_checkpoints(2);
-  EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-20.pt", "ckpt-20.pt.replay", "ckpt-30.pt", "ckpt-30.pt.replay"}));
+  EXPECT_EQ(names(), (std::vector<std::string>{"ckpt-20.pt", "ckpt-20.pt.replay", "ckpt-20.pt.sum", "ckpt-30.pt",
+                                               "ckpt-30.pt.replay", "ckpt-30.pt.sum"}));
+}
+
+// Once a checkpoint has a manifest, this build seals every later one: a later
+// one without it is a save interrupted before its manifest, an earlier one an
+// older build's.
+TEST_F(RunDirectoryTest, ACheckpointNewerThanASealedOneIsCompleteOnlyWithItsManifest) {
+  for (const char* name : {"ckpt-10.pt", "ckpt-10.pt.replay", "ckpt-20.pt", "ckpt-20.pt.replay", "ckpt-20.pt.sum",
+                           "ckpt-30.pt", "ckpt-30.pt.replay"}) {
+    touch(name);
+  }
+  EXPECT_EQ(dir_.newest_checkpoint({".replay"}), path("ckpt-20.pt"));
+  EXPECT_EQ(dir_.missing_files(path("ckpt-30.pt"), {".replay"}), path("ckpt-30.pt.sum"));
+  EXPECT_EQ(dir_.missing_files(path("ckpt-20.pt"), {".replay"}), "");
+  EXPECT_EQ(dir_.missing_files(path("ckpt-10.pt"), {".replay"}), "");  // an older build's
+  EXPECT_EQ(dir_.missing_files(path("ckpt-10.pt"), {".replay", ".other"}), path("ckpt-10.pt.other"));
+  touch("ckpt-30.pt.sum");
+  EXPECT_EQ(dir_.newest_checkpoint({".replay"}), path("ckpt-30.pt"));
+}
+
+TEST_F(RunDirectoryTest, RankPartsFollowTheManifestRuleAndArePrunedWithTheirManifests) {
+  for (const char* name : {"rank-5.part", "rank-10.part", "rank-10.part.sum", "rank-20.part", "rank-30.part.sum",
+                           "rank-40.part.sum.partial"}) {
+    touch(name);
+  }
+  EXPECT_EQ(dir_.rank_parts_until(100), (std::vector<std::string>{path("rank-20.part"), path("rank-10.part"),
+                                                                  path("rank-5.part")}));
+  EXPECT_EQ(dir_.rank_parts_until(19), (std::vector<std::string>{path("rank-10.part"), path("rank-5.part")}));
+  EXPECT_EQ(dir_.missing_files(path("rank-20.part"), {}), path("rank-20.part.sum"));
+  EXPECT_EQ(dir_.missing_files(path("rank-5.part"), {}), "");
+  dir_.prune_rank_parts(2);
+  EXPECT_EQ(names(), (std::vector<std::string>{"rank-10.part", "rank-10.part.sum", "rank-20.part"}));
 }
 
 TEST_F(RunDirectoryTest, ARankResumesFromItsNewestPartAtOrBeforeTheGroupsStep) {
