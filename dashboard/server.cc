@@ -308,6 +308,14 @@ rpc::detail::AuthThrottleOptions ServerOptions::auth_defaults() {
   return out;
 }
 
+ServerOptions ServerOptions::with_hosts(const std::string& hosts) {
+  ServerOptions out;
+  std::string problem;
+  out.hosts = base::parse_host_names(hosts, &problem);
+  if (!problem.empty()) throw std::invalid_argument("dashboard.hosts: " + problem);
+  return out;
+}
+
 bool listen_is_loopback(const std::string& listen) { return rpc::only_this_host(parse_listen(listen)); }
 
 Server::Server(std::vector<std::string> run_dirs, std::string auth_token, ServerOptions options)

@@ -77,6 +77,9 @@ struct ServerOptions {
   // Wrong tokens (listening beyond loopback): per address and globally.
   rpc::detail::AuthThrottleOptions auth = auth_defaults();
   static rpc::detail::AuthThrottleOptions auth_defaults();
+  // The defaults with `hosts` from dashboard.hosts ("a.lab, b.lab"); throws
+  // std::invalid_argument naming a name that is not a host name.
+  static ServerOptions with_hosts(const std::string& hosts);
 };
 
 class Server {
