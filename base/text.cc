@@ -195,4 +195,35 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
   return "";
 }
 
+std::vector<std::string> parse_host_names(const std::string& list, std::string* problem) {
+  std::vector<std::string> names;
+  const auto label_ok = [](const std::string& label) {
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') return false;
+    return std::all_of(label.begin(), label.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+    });
+  };
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    std::string name = list.substr(at, comma - at);
+    at = comma + 1;
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (name.empty() && list.find_first_not_of(" ,") == std::string::npos) break;  // no names at all
+    bool ok = !name.empty() && name.size() <= 253;
+    for (size_t from = 0; ok && from <= name.size();) {
+      const size_t dot = std::min(name.find('.', from), name.size());
+      ok = label_ok(name.substr(from, dot - from));
+      from = dot + 1;
+    }
+    if (!ok) {
+      *problem = "\"" + name + "\" is not a host name (e.g. \"myhost.lab\": letters, digits, hyphens and dots; "
+                 "no port, scheme or path)";
+      return {};
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
 }  // namespace moonseed::base

@@ -56,4 +56,12 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // least 3 characters); "" when none is.
 std::string closest_name(std::string_view name, const std::vector<std::string>& candidates);
 
+// "myhost.lab, other.lab" -> {"myhost.lab", "other.lab"}: host names separated
+// by commas, spaces around them ignored ("" -> none). Each must be a host name:
+// dot-separated labels of letters, digits and hyphens (1 to 63 each, not
+// starting or ending with a hyphen), 253 at most in all; no port, scheme, path
+// or space. Otherwise sets `problem` to a sentence naming the first bad one
+// and returns nothing.
+std::vector<std::string> parse_host_names(const std::string& list, std::string* problem);
+
 }  // namespace moonseed::base

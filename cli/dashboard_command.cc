@@ -1,9 +1,10 @@
-// `moonseed dashboard [RUNS_DIR|RUN_DIR...] [--listen HOST:PORT] [--auth-token-file FILE]`:
+// `moonseed dashboard [RUNS_DIR|RUN_DIR...] [--listen HOST:PORT] [--host NAME]... [--auth-token-file FILE]`:
 // the dashboard (docs/dashboard.md) over past runs, to compare them, until
 // Ctrl-C. Served by the `moonseed` binary itself: no Lua, no LibTorch.
 #include <signal.h>
 
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,7 +18,8 @@ namespace moonseed::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: moonseed dashboard [RUNS_DIR|RUN_DIR...] [--listen HOST:PORT] [--auth-token-file FILE]\n"
+    "usage: moonseed dashboard [RUNS_DIR|RUN_DIR...] [--listen HOST:PORT] [--host NAME]...\n"
+    "                          [--auth-token-file FILE]\n"
     "\n"
     "Serves the dashboard over past runs until Ctrl-C: their metrics on shared charts (x in frames\n"
     "or wall time, mean and band across runs of one name), events and configs. A RUN_DIR is a\n"
@@ -26,6 +28,8 @@ constexpr const char* kUsage =
     "\n"
     "  --listen HOST:PORT      where to serve (default 127.0.0.1:0: this host, a free port);\n"
     "                          beyond this host only with an auth token\n"
+    "  --host NAME             on loopback, also answer requests addressed to NAME (e.g. a name\n"
+    "                          an SSH tunnel keeps); repeatable; others get 403\n"
     "  --auth-token-file FILE  the token a browser must give beyond this host (else\n"
     "                          $MOONSEED_AUTH_TOKEN); see docs/security.md\n";
 
@@ -39,8 +43,11 @@ int dashboard_command(const Args& args) {
   std::string listen = "127.0.0.1:0";
   std::string token_file;
   std::vector<std::string> paths;
+  std::string hosts;  // --host NAME, each
   for (size_t i = 0; i < args.size(); ++i) {
-    if ((args[i] == "--listen" || args[i] == "--auth-token-file") && i + 1 < args.size()) {
+    if (args[i] == "--host" && i + 1 < args.size()) {
+      hosts += (hosts.empty() ? "" : ",") + args[++i];
+    } else if ((args[i] == "--listen" || args[i] == "--auth-token-file") && i + 1 < args.size()) {
       (args[i] == "--listen" ? listen : token_file) = args[i + 1];
       ++i;
     } else if (args[i] == "--auth-token") {
@@ -53,6 +60,13 @@ int dashboard_command(const Args& args) {
       paths.push_back(args[i]);
     }
   }
+  dashboard::ServerOptions options;
+  try {
+    options = dashboard::ServerOptions::with_hosts(hosts);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "moonseed dashboard: --host %s\n", e.what() + std::strlen("dashboard.hosts: "));
+    return 2;
+  }
   if (paths.empty()) paths.push_back("runs");
   const std::vector<std::string> runs = curves::find_run_dirs(paths);  // as `moonseed plot` finds them
   // Ctrl-C and SIGTERM are waited for below; blocked before the server's threads start.
@@ -61,7 +75,7 @@ int dashboard_command(const Args& args) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  dashboard::Server server(runs, auth_token(token_file));
+  dashboard::Server server(runs, auth_token(token_file), options);
   const std::string url = server.start(listen);
   std::fprintf(stderr, "moonseed: dashboard of %zu run%s on %s (Ctrl-C stops it)\n", runs.size(),
                runs.size() == 1 ? "" : "s", url.c_str());

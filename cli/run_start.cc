@@ -405,7 +405,8 @@ void Run::open_control() {
 // directory's files, and the status the control loop hands it at each tick.
 void Run::start_dashboard() {
   if (cfg_.dashboard.listen.empty() || rank() > 0) return;  // rank 0's shows the group
-  dashboard_ = std::make_unique<dashboard::Server>(std::vector<std::string>{dir_->path()}, auth_token_);
+  dashboard_ = std::make_unique<dashboard::Server>(std::vector<std::string>{dir_->path()}, auth_token_,
+                                                   dashboard::ServerOptions::with_hosts(cfg_.dashboard.hosts));
   const std::string url = dashboard_->start(cfg_.dashboard.listen);
   dashboard_->set_status(run_control_->handle("status"));
   write_or_warn(*dir_, "dashboard.address", url + "\n", "open the dashboard at " + url);

@@ -10,21 +10,18 @@ ConnectionQueue::ConnectionQueue(int threads, size_t max_waiting) : max_waiting_
 
 ConnectionQueue::~ConnectionQueue() { shutdown(); }
 
-void ConnectionQueue::enqueue(std::function<void()> task) {
-  {
-    base::MutexLock lock(mu_);
-    if (waiting_.size() < max_waiting_) {
-      waiting_.push_back(std::move(task));
-      ready_.notify_one();
-      return;
-    }
-  }
-  task();  // full: served here, so nothing more is accepted meanwhile
+bool ConnectionQueue::try_enqueue(std::function<void()>& task) {
+  base::MutexLock lock(mu_);
+  if (stopping_ || waiting_.size() >= max_waiting_) return false;
+  waiting_.push_back(std::move(task));
+  ready_.notify_one();
+  return true;
 }
 
 void ConnectionQueue::shutdown() {
   {
     base::MutexLock lock(mu_);
+    if (stopping_) return;
     stopping_ = true;
   }
   ready_.notify_all();

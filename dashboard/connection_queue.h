@@ -1,19 +1,15 @@
-// The dashboard server's connection queue (dashboard/server.h): httplib's
-// TaskQueue with a bound on the connections it holds.
+// The dashboard server's workers (dashboard/server.h): `threads` threads that
+// serve requests whose head has arrived (RequestGate), from at most
+// `max_waiting` waiting ones.
 //
-// Each task httplib hands it serves one accepted connection and closes its
-// socket; only the task knows that socket, and cpp-httplib 0.11's enqueue()
-// cannot say "refused" (it returns void), so every task must run: dropped, its
-// socket would stay open for good. `threads` workers take tasks from at most
-// `max_waiting` waiting ones; when those are full, enqueue() runs the task on
-// the calling thread, httplib's accepting thread, which accepts nothing more
-// until that connection is done (within the server's read or keep-alive
-// timeout for one that sends nothing). Later connections wait in the kernel's
-// listen backlog, holding no descriptor or memory of this process. So the
-// server holds at most threads + max_waiting + 1 connections.
+// Each task serves one request of a connection and passes its socket on (back
+// to the gate, or closed): every task taken must run, so shutdown() runs
+// those still waiting. try_enqueue() refuses a task when `max_waiting` wait
+// already; the caller then answers the request itself (503) and closes it, so
+// the thread handing requests over never serves one.
 //
-// Thread-safety: enqueue() from httplib's accepting thread; shutdown() once,
-// from that thread or the owner's, after which nothing is enqueued.
+// Thread-safety: try_enqueue() from any thread; shutdown() once, from the owner,
+// after which nothing is enqueued.
 #pragma once
 
 #include <cstddef>
@@ -22,25 +18,24 @@
 #include <thread>
 #include <vector>
 
-#include <httplib.h>
-
 #include "base/mutex.h"
 
 namespace moonseed::dashboard {
 
-class ConnectionQueue final : public httplib::TaskQueue {
+class ConnectionQueue final {
  public:
   ConnectionQueue(int threads, size_t max_waiting);
-  ~ConnectionQueue() override;  // shutdown()
+  ~ConnectionQueue();  // shutdown()
   ConnectionQueue(const ConnectionQueue&) = delete;
   ConnectionQueue& operator=(const ConnectionQueue&) = delete;
 
-  void enqueue(std::function<void()> task) override;
-  // The tasks waiting still run (each closes its socket), then the workers end.
-  void shutdown() override;
+  // False (and `task` untouched) when max_waiting tasks wait, or after shutdown().
+  bool try_enqueue(std::function<void()>& task) EXCLUDES(mu_);
+  // The tasks waiting still run (each passes its socket on), then the workers end.
+  void shutdown() EXCLUDES(mu_);
 
  private:
-  void work();
+  void work() EXCLUDES(mu_);
 
   const size_t max_waiting_;
   base::Mutex mu_;

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,7 +21,9 @@
 #include "base/text.h"
 #include "dashboard/assets.h"
 #include "dashboard/connection_queue.h"
+#include "dashboard/request_gate.h"
 #include "rpc/address.h"
+#include "rpc/guards.h"
 
 namespace moonseed::dashboard {
 namespace {
@@ -110,10 +114,11 @@ std::string given_token(const httplib::Request& req) {
 }
 
 // The Host header names this host: `localhost`, a literal IPv4 loopback
-// address (127.a.b.c, four decimal parts) or [::1], then nothing or :PORT. A
-// name that only starts like one (127.attacker.example) is another host's: a
-// page of that name could reach this dashboard through DNS rebinding.
-bool loopback_host_header(const std::string& host_header) {
+// address (127.a.b.c, four decimal parts), [::1], or one of `names` (the
+// configured dashboard.hosts, any case), then nothing or :PORT. A name that
+// only starts like one (127.attacker.example) is another host's: a page of
+// that name could reach this dashboard through DNS rebinding.
+bool host_header_names_this_host(const std::string& host_header, const std::vector<std::string>& names) {
   std::string host = host_header, port;
   if (!host.empty() && host[0] == '[') {
     const size_t close = host.find(']');
@@ -130,9 +135,100 @@ bool loopback_host_header(const std::string& host_header) {
     if (!digits) return false;
   }
   if (host == "localhost" || host == "[::1]") return true;
+  const auto same = [&](const std::string& name) {
+    return name.size() == host.size() && std::equal(name.begin(), name.end(), host.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  if (std::any_of(names.begin(), names.end(), same)) return true;
   in_addr address{};
   return ::inet_pton(AF_INET, host.c_str(), &address) == 1 && (ntohl(address.s_addr) >> 24) == 127;
 }
+
+// httplib reads a request through this: first the bytes the gate read
+// (RequestGate), then the socket, only until the request's deadline; each
+// write waits at most Server::kReadTimeoutS for room.
+class GateStream final : public httplib::Stream {
+ public:
+  GateStream(int fd, std::string buffered, RequestGate::Clock::time_point read_deadline)
+      : fd_(fd), buffered_(std::move(buffered)), read_deadline_(read_deadline) {}
+
+  bool is_readable() const override { return at_ < buffered_.size() || wait(POLLIN, read_deadline_); }
+  bool is_writable() const override { return wait(POLLOUT, write_deadline()); }
+  ssize_t read(char* ptr, size_t size) override {
+    if (at_ < buffered_.size()) {
+      const size_t n = std::min(size, buffered_.size() - at_);
+      std::memcpy(ptr, buffered_.data() + at_, n);
+      at_ += n;
+      return static_cast<ssize_t>(n);
+    }
+    if (!wait(POLLIN, read_deadline_)) return -1;
+    ssize_t n;
+    do n = ::recv(fd_, ptr, size, MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    return n;
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!wait(POLLOUT, write_deadline())) return -1;
+    ssize_t n;
+    do n = ::send(fd_, ptr, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n;
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { address_of(::getpeername, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { address_of(::getsockname, ip, port); }
+  int socket() const override { return fd_; }
+  // Bytes the gate read past this request (a client that sent the next one already).
+  std::string unread() const { return buffered_.substr(at_); }
+
+ private:
+  static RequestGate::Clock::time_point write_deadline() {
+    return RequestGate::Clock::now() + std::chrono::seconds(Server::kReadTimeoutS);
+  }
+  bool wait(short events, RequestGate::Clock::time_point deadline) const {
+    while (true) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - RequestGate::Clock::now());
+      pollfd p{fd_, events, 0};
+      const int n = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, left.count())));
+      if (n > 0) return true;
+      if (n == 0 || errno != EINTR) return false;
+    }
+  }
+  void address_of(int (*name)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const {
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    ip.clear();
+    port = 0;
+    if (name(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) return;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (address.ss_family == AF_INET) {
+      const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);
+      ::inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+      port = ntohs(v4->sin_port);
+    } else if (address.ss_family == AF_INET6) {
+      const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address);
+      ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+      port = ntohs(v6->sin6_port);
+    }
+    ip = text;
+  }
+
+  const int fd_;
+  const std::string buffered_;
+  size_t at_ = 0;
+  const RequestGate::Clock::time_point read_deadline_;
+};
+
+// httplib's accepting thread hands each new connection to the gate at once.
+// The status of the last answer this thread wrote (httplib's logger runs on
+// the thread that wrote it, after writing).
+thread_local int last_status = 0;
+
+class InlineQueue final : public httplib::TaskQueue {
+ public:
+  void enqueue(std::function<void()> task) override { task(); }
+  void shutdown() override {}
+};
 
 std::string run_name(const std::string& dir) {
   std::string d = dir;
@@ -182,14 +278,54 @@ std::vector<curves::Group> read_groups(const std::vector<std::string>& run_dirs)
 
 }  // namespace
 
+// httplib's server, fed by the gate: an accepted connection goes to the gate
+// (not to a thread of httplib's), and serve_one() answers one request.
+class HttpServer final : public httplib::Server {
+ public:
+  RequestGate* gate = nullptr;  // set before listening
+
+  // httplib 0.11 listens with a backlog of 5: a burst of connections (slow
+  // ones among them) would make a real one's SYN wait for retransmission, for
+  // seconds. Linux takes a second listen() as a new backlog.
+  void widen_backlog(int backlog) { ::listen(svr_sock_, backlog); }
+
+  // One request from `stream`; false when the connection must close.
+  bool serve_one(GateStream& stream, bool last, bool& connection_closed) {
+    return process_request(stream, last, connection_closed, nullptr);
+  }
+
+ private:
+  bool process_and_close_socket(int sock) override {
+    gate->add(sock);
+    return true;
+  }
+};
+
+rpc::detail::AuthThrottleOptions ServerOptions::auth_defaults() {
+  rpc::detail::AuthThrottleOptions out;
+  out.subject = "dashboard requests";
+  out.log_component = "dashboard";
+  return out;
+}
+
+ServerOptions ServerOptions::with_hosts(const std::string& hosts) {
+  ServerOptions out;
+  std::string problem;
+  out.hosts = base::parse_host_names(hosts, &problem);
+  if (!problem.empty()) throw std::invalid_argument("dashboard.hosts: " + problem);
+  return out;
+}
+
 bool listen_is_loopback(const std::string& listen) { return rpc::only_this_host(parse_listen(listen)); }
 
-Server::Server(std::vector<std::string> run_dirs, std::string auth_token)
+Server::Server(std::vector<std::string> run_dirs, std::string auth_token, ServerOptions options)
     : run_dirs_(std::move(run_dirs)),
       groups_(read_groups(run_dirs_)),
       group_of_(run_dirs_.size()),
       token_(std::move(auth_token)),
-      http_(std::make_unique<httplib::Server>()) {
+      options_(std::move(options)),
+      auth_throttle_(std::make_unique<rpc::detail::AuthThrottle>(options_.auth)),
+      http_(std::make_unique<HttpServer>()) {
   for (size_t g = 0; g < groups_.size(); ++g) {
     for (const size_t run : groups_[g].runs) group_of_[run] = g;
   }
@@ -210,11 +346,14 @@ std::string Server::start(const std::string& listen) {
   check_listen(listen, !token_.empty());
   const rpc::Address address = parse_listen(listen);
   require_token_ = !rpc::only_this_host(address);
-  http_->new_task_queue = [] { return new ConnectionQueue(kThreads, kMaxWaiting); };
-  http_->set_read_timeout(kReadTimeoutS);
-  http_->set_write_timeout(kReadTimeoutS);
-  http_->set_keep_alive_timeout(kKeepAliveS);
-  http_->set_keep_alive_max_count(100);
+  workers_ = std::make_unique<ConnectionQueue>(kThreads, kMaxWaiting);
+  RequestGate::Limits limits;
+  limits.deadline = std::chrono::seconds(kHeaderDeadlineS);
+  limits.max_pending = kMaxPending;
+  gate_ = std::make_unique<RequestGate>(limits, [this](RequestGate::Connection&& c) { hand_over(std::move(c)); });
+  http_->gate = gate_.get();
+  http_->new_task_queue = [] { return new InlineQueue; };
+  http_->set_logger([](const httplib::Request&, const httplib::Response& res) { last_status = res.status; });
   http_->set_payload_max_length(4096);  // GET only: no request needs a body
   route();
   int port = address.port;
@@ -224,6 +363,7 @@ std::string Server::start(const std::string& listen) {
     port = -1;
   }
   if (port <= 0) throw std::runtime_error("dashboard: cannot listen on " + listen + ": " + std::strerror(errno));
+  http_->widen_backlog(static_cast<int>(kMaxPending));
   thread_ = std::thread([http = http_.get()] { http->listen_after_bind(); });
   const bool v6 = address.host.find(':') != std::string::npos;
   return "http://" + (v6 ? "[" + address.host + "]" : address.host) + ":" + std::to_string(port) + "/";
@@ -232,6 +372,43 @@ std::string Server::start(const std::string& listen) {
 void Server::stop() {
   if (http_) http_->stop();
   if (thread_.joinable()) thread_.join();
+  // Then the gate (later connections handed back to it are closed), then the workers.
+  if (gate_) gate_->stop();
+  if (workers_) workers_->shutdown();
+  auth_throttle_->flush_summary(std::chrono::steady_clock::now());
+}
+
+void Server::hand_over(RequestGate::Connection&& c) {
+  auto connection = std::make_shared<RequestGate::Connection>(std::move(c));
+  std::function<void()> task = [this, connection] { serve(*connection); };
+  if (workers_->try_enqueue(task)) return;
+  const char* busy =
+      "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n"
+      "Content-Length: 39\r\n\r\n503 busy: the dashboard is busy, retry\n";
+  [[maybe_unused]] const ssize_t sent =
+      ::send(connection->fd, busy, std::strlen(busy), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ::shutdown(connection->fd, SHUT_RDWR);
+  ::close(connection->fd);
+}
+
+void Server::serve(RequestGate::Connection& c) {
+  GateStream stream(c.fd, std::move(c.buffered), c.deadline);
+  const bool last = c.served + 1 >= kKeepAliveMax;
+  bool closed = false;
+  bool ok = false;
+  last_status = 0;
+  try {
+    ok = http_->serve_one(stream, last, closed);
+  } catch (const std::exception& e) {
+    base::log(base::Severity::kWarning, "dashboard", std::string("a request failed: ") + e.what());
+  }
+  // A refused or malformed request closes its connection: what follows it may be its rest.
+  if (ok && !closed && !last && last_status > 0 && last_status < 400) {
+    gate_->add(c.fd, stream.unread(), c.served + 1);  // the next request, under a new deadline
+    return;
+  }
+  ::shutdown(c.fd, SHUT_RDWR);
+  ::close(c.fd);
 }
 
 void Server::set_status(std::string json) {
@@ -249,17 +426,40 @@ void Server::route() {
   using httplib::Response;
   http_->set_pre_routing_handler([this](const Request& req, Response& res) {
     if (!require_token_) {
-      if (loopback_host_header(req.get_header_value("Host"))) return httplib::Server::HandlerResponse::Unhandled;
+      if (host_header_names_this_host(req.get_header_value("Host"), options_.hosts)) {
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
       res.status = 403;
-      res.set_content("403 forbidden: this dashboard answers only requests addressed to this host\n", "text/plain");
+      res.set_content("403 forbidden: this dashboard answers only requests addressed to this host (its loopback "
+                      "addresses, localhost, or a name in dashboard.hosts)\n",
+                      "text/plain");
       return httplib::Server::HandlerResponse::Handled;
     }
     const std::string given = given_token(req);
-    if (given.empty() || !base::secret_matches(token_, given)) {
+    const auto unauthorized = [&] {
       res.status = 401;
       res.set_content("401 unauthorized: open the dashboard with ?token=THE_RUN'S_AUTH_TOKEN\n", "text/plain");
       return httplib::Server::HandlerResponse::Handled;
+    };
+    if (given.empty()) return unauthorized();  // no guess: nothing to count
+    const auto now = std::chrono::steady_clock::now();
+    const rpc::detail::AuthCheck check = auth_throttle_->check(req.remote_addr, now);
+    if (check.verdict != rpc::detail::AuthCheck::Verdict::kCheck) {
+      auth_throttle_->note_refused(req.remote_addr, now);
+      const int64_t seconds = std::max<int64_t>(1, (check.wait.count() + 999) / 1000);
+      res.status = 429;
+      res.set_header("Retry-After", std::to_string(seconds));
+      res.set_content("429 too many requests: too many wrong tokens; try again in " + std::to_string(seconds) +
+                          " s\n",
+                      "text/plain");
+      return httplib::Server::HandlerResponse::Handled;
     }
+    if (!base::secret_matches(token_, given)) {
+      auth_throttle_->failed(req.remote_addr, now);
+      return unauthorized();
+    }
+    if (check.from_budget) auth_throttle_->give_back();
+    auth_throttle_->succeeded(req.remote_addr);
     if (req.has_param("token")) {
       res.set_header("Set-Cookie", std::string(kCookie) + "=" + given + "; Path=/; HttpOnly; SameSite=Strict");
     }

@@ -27,20 +27,26 @@
 // size, the threads and the time a connection may take are bounded (server.cc).
 //
 // Access: on a loopback address every request is served whose Host header names
-// a loopback host (so a web page elsewhere cannot reach it by DNS rebinding:
-// others get 403). On any other address start() requires the token, and every
-// request must carry it: as ?token=TOKEN (the reply then sets the cookie
-// moonseed_token, so the page's own requests carry it), the cookie, or the header
-// "Authorization: Bearer TOKEN"; compared in constant time; others get 401.
+// a loopback host or one of ServerOptions::hosts (so a web page elsewhere cannot
+// reach it by DNS rebinding: others get 403). On any other address start()
+// requires the token, and every request must carry it: as ?token=TOKEN (the
+// reply then sets the cookie moonseed_token, so the page's own requests carry
+// it), the cookie, or the header "Authorization: Bearer TOKEN"; compared in
+// constant time; others get 401. Wrong tokens are throttled as an actor's are
+// (rpc/guards.h AuthThrottle, ServerOptions::auth: per address and a global
+// budget): a request refused unchecked gets 429 with Retry-After; refusals are
+// logged as one summary line per interval.
 //
 // Failures: start() throws std::invalid_argument for an address that is not
 // HOST:PORT or one beyond loopback without a token, std::runtime_error when it
 // cannot listen. Requests never throw out of the server: a failure is a 500.
 //
-// Connections: kThreads are served at once and at most kMaxWaiting more wait
-// for a thread; with those full, the accepting thread serves the next one
-// itself, so further connections wait in the kernel's listen backlog and hold
-// neither a descriptor nor memory of this process (ConnectionQueue, server.cc).
+// Connections: a connection waits in the RequestGate (dashboard/request_gate.h,
+// at most kMaxPending, the oldest closed beyond) until its request's head has
+// arrived, which must be within kHeaderDeadlineS of its accept or of its
+// previous request's answer (else 408 and close), so slow clients never hold
+// a thread. Then kThreads serve requests at once and at most kMaxWaiting more
+// wait for one (ConnectionQueue); beyond that a request gets 503.
 //
 // Thread-safety: start() and stop() from one thread; set_status() from any.
 // Requests run on the server's own threads, so whoever calls set_status()
@@ -55,25 +61,41 @@
 
 #include "base/mutex.h"
 #include "curves/runs.h"
-
-namespace httplib {
-class Server;
-}
+#include "dashboard/request_gate.h"
+#include "rpc/guards.h"
 
 namespace moonseed::dashboard {
+
+class ConnectionQueue;
+class HttpServer;
+
+struct ServerOptions {
+  // Names the Host header may carry besides the loopback ones (dashboard.hosts:
+  // how a browser elsewhere reaches a dashboard listening on loopback, e.g. through
+  // an SSH tunnel or a reverse proxy that keeps the name).
+  std::vector<std::string> hosts;
+  // Wrong tokens (listening beyond loopback): per address and globally.
+  rpc::detail::AuthThrottleOptions auth = auth_defaults();
+  static rpc::detail::AuthThrottleOptions auth_defaults();
+  // The defaults with `hosts` from dashboard.hosts ("a.lab, b.lab"); throws
+  // std::invalid_argument naming a name that is not a host name.
+  static ServerOptions with_hosts(const std::string& hosts);
+};
 
 class Server {
  public:
   static constexpr size_t kMaxChunkBytes = 1 << 20;   // metrics.jsonl bytes per /api/rows reply
   static constexpr size_t kMaxConfigBytes = 1 << 20;  // config.lua bytes served
   static constexpr int kThreads = 4;                  // requests served at once
-  static constexpr size_t kMaxWaiting = 16;           // accepted connections waiting for a thread
-  static constexpr int kReadTimeoutS = 5;             // a request's bytes, each read (and each write)
-  static constexpr int kKeepAliveS = 2;               // an idle connection, before and between requests
+  static constexpr size_t kMaxWaiting = 16;           // requests waiting for a thread
+  static constexpr size_t kMaxPending = 256;          // connections waiting for their request's head
+  static constexpr int kHeaderDeadlineS = 3;          // a whole request, from accept or the previous answer
+  static constexpr int kReadTimeoutS = 5;             // each write of an answer
+  static constexpr int kKeepAliveMax = 100;           // requests per connection
   static constexpr size_t kMaxBandPoints = 1000;      // x values of a /api/band reply
   static constexpr size_t kMaxMetricName = 200;       // bytes of /api/band's metric=
 
-  Server(std::vector<std::string> run_dirs, std::string auth_token);
+  Server(std::vector<std::string> run_dirs, std::string auth_token, ServerOptions options = {});
   ~Server();  // stop()
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -93,13 +115,21 @@ class Server {
  private:
   void route();
   std::string status() const;
+  // On the gate's thread: a request's head is in; to a worker, or 503.
+  void hand_over(RequestGate::Connection&& c);
+  // On a worker: answers one request, then the connection goes back to the gate or closes.
+  void serve(RequestGate::Connection& c);
 
   const std::vector<std::string> run_dirs_;
   const std::vector<curves::Group> groups_;  // runs indexes into run_dirs_
   std::vector<size_t> group_of_;  // run index -> group index
   const std::string token_;
+  const ServerOptions options_;
   bool require_token_ = false;  // listening beyond loopback
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<rpc::detail::AuthThrottle> auth_throttle_;
+  std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<ConnectionQueue> workers_;  // declared after http_: destroyed before it
+  std::unique_ptr<RequestGate> gate_;         // hands to workers_: destroyed first
   std::thread thread_;
   mutable base::Mutex mu_;
   std::string status_ GUARDED_BY(mu_) = "null";

@@ -75,6 +75,16 @@ std::string unix_peer(const std::string& path, int fd) {
   return "unix:" + path;
 }
 
+detail::AuthThrottleOptions auth_throttle_options(const ServerOptions& options) {
+  detail::AuthThrottleOptions out{options.auth_free_failures, options.auth_block_first, options.auth_block_max,
+                                  options.auth_forget_after, options.auth_tracked_peers};
+  out.max_trusted = options.auth_tracked_peers;
+  out.budget_per_s = options.auth_budget_per_s;
+  out.budget_burst = options.auth_budget_burst;
+  out.summary_interval = options.log_interval;
+  return out;
+}
+
 }  // namespace
 
 class Server::Impl final : public detail::SessionHost {
@@ -82,12 +92,9 @@ class Server::Impl final : public detail::SessionHost {
   Impl(ActorService& service, ServerOptions options)
       : service_(service),
         options_(std::move(options)),
-        auth_throttle_(detail::AuthThrottleOptions{options_.auth_free_failures, options_.auth_block_first,
-                                                   options_.auth_block_max, options_.auth_forget_after,
-                                                   options_.auth_tracked_peers}),
+        auth_throttle_(auth_throttle_options(options_)),
         accept_log_(base::Severity::kWarning, options_.log_interval),
         over_cap_log_(base::Severity::kWarning, options_.log_interval),
-        throttled_hello_log_(base::Severity::kWarning, options_.log_interval),
         work_(io_.get_executor()),
         accept_strand_(asio::make_strand(io_)),
         gate_(std::make_shared<detail::SendGate>()) {
@@ -104,7 +111,6 @@ class Server::Impl final : public detail::SessionHost {
   const std::shared_ptr<detail::SendGate>& gate() const override { return gate_; }
   detail::ServerCounters& counters() override { return counters_; }
   detail::AuthThrottle& auth_throttle() override { return auth_throttle_; }
-  detail::LogThrottle& throttled_hello_log() override { return throttled_hello_log_; }
   ServerStats stats() const { return counters_.snapshot(); }
 
   bool defer_read(detail::Session& session) override {
@@ -185,6 +191,7 @@ class Server::Impl final : public detail::SessionHost {
     threads_.clear();
     for (const auto& path : unix_paths_) ::unlink(path.c_str());
     unix_paths_.clear();
+    auth_throttle_.flush_summary(std::chrono::steady_clock::now());
   }
 
  private:
@@ -374,7 +381,6 @@ class Server::Impl final : public detail::SessionHost {
   detail::AuthThrottle auth_throttle_;
   detail::LogThrottle accept_log_;
   detail::LogThrottle over_cap_log_;
-  detail::LogThrottle throttled_hello_log_;
   asio::io_context io_;  // declared before every io object, so destroyed after them
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
   // Accept handlers and shut_everything() run here, so closing an acceptor

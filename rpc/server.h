@@ -21,8 +21,9 @@
 // with the bytes received, not with a frame's claimed size. accept() that
 // fails for want of descriptors or memory is retried with backoff. A
 // refusal the service flags as bad credentials counts against the peer's
-// TCP address (AuthThrottle in rpc/guards.h). Warnings a peer can repeat at
-// will are logged at most once per log_interval.
+// TCP address and against a global budget for all addresses (AuthThrottle in
+// rpc/guards.h). Warnings a peer can repeat at will are logged at most once
+// per log_interval, the refused Hellos as one summary line.
 //
 // Ownership: the Server borrows the service, which must outlive it. Links given
 // to the service may be kept past the server's destruction: their send_*
@@ -85,6 +86,15 @@ struct ServerOptions {
   std::chrono::milliseconds auth_block_max{60000};
   std::chrono::milliseconds auth_forget_after{600000};
   size_t auth_tracked_peers = 1024;
+  // The global budget of wrong tokens, from all TCP addresses together: a
+  // token bucket of auth_budget_burst failed checks, refilled by
+  // auth_budget_per_s. While it is spent, Hellos from addresses never admitted
+  // before are refused unchecked with a Bye that asks the actor to retry (the
+  // last auth_tracked_peers admitted addresses are still checked). Refused
+  // Hellos are summed up in one line per log_interval. auth_budget_per_s 0: no
+  // global budget.
+  double auth_budget_per_s = 10;
+  int auth_budget_burst = 100;
   // Threads that run the sockets. 0: none; the owner pumps them with
   // run_for() from a thread of its own (run-to-completion, e.g. the
   // learner's inference thread), which saves a thread hop per message.
@@ -106,7 +116,8 @@ struct ServerStats {
   int64_t frame_timeouts = 0;       // a frame not whole within frame_timeout
   int64_t oversized_hellos = 0;     // a frame above max_hello_frame_bytes before admission
   int64_t auth_failures = 0;        // Hellos refused for a wrong token
-  int64_t hellos_throttled = 0;     // Hellos refused unchecked: their address was blocked
+  int64_t hellos_throttled = 0;     // Hellos refused unchecked (address blocked or global budget spent)
+  int64_t hellos_over_budget = 0;   // of which for the global budget
   int64_t accept_failures = 0;      // accept() calls that failed
 };
 

@@ -58,6 +58,7 @@ ServerStats ServerCounters::snapshot() const {
   out.oversized_hellos = get(oversized_hellos);
   out.auth_failures = get(auth_failures);
   out.hellos_throttled = get(hellos_throttled);
+  out.hellos_over_budget = get(hellos_over_budget);
   out.accept_failures = get(accept_failures);
   return out;
 }
@@ -316,6 +317,8 @@ void Session::handle_hello(const Hello& hello) {
   try {
     admission = host_.service().on_hello(hello);
   } catch (const std::exception& e) {
+    if (budget_held_) host_.auth_throttle().give_back();
+    budget_held_ = false;
     fail(std::string("service failed on Hello: ") + e.what());
     return;
   }
@@ -324,12 +327,18 @@ void Session::handle_hello(const Hello& hello) {
     begin_close(admission.reason, CloseWith::kReconnect, admission.redirect);
     return;
   }
+  if (budget_held_ && !admission.bad_credentials) host_.auth_throttle().give_back();
+  budget_held_ = false;
   if (!admission.accepted) {
     if (admission.bad_credentials) {
       add<int64_t>(host_.counters().auth_failures, 1);
-      if (!peer_address_.empty()) host_.auth_throttle().failed(peer_address_, std::chrono::steady_clock::now());
     }
-    log_line(peer_, actor_id_, "refused: " + admission.reason);
+    if (admission.bad_credentials && !peer_address_.empty()) {
+      // Summed up, at most a line per log interval: a guesser cannot fill the log.
+      host_.auth_throttle().failed(peer_address_, std::chrono::steady_clock::now());
+    } else {
+      log_line(peer_, actor_id_, "refused: " + admission.reason);
+    }
     begin_close(admission.reason, CloseWith::kBye);
     return;
   }
@@ -350,15 +359,24 @@ void Session::handle_hello(const Hello& hello) {
 
 bool Session::refuse_if_blocked() {
   if (peer_address_.empty()) return false;
-  const std::chrono::milliseconds left =
-      host_.auth_throttle().blocked_for(peer_address_, std::chrono::steady_clock::now());
-  if (left.count() == 0) return false;
+  const std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now();
+  const AuthCheck check = host_.auth_throttle().check(peer_address_, now);
+  budget_held_ = check.from_budget;
+  if (check.verdict == AuthCheck::Verdict::kCheck) return false;
   add<int64_t>(host_.counters().hellos_throttled, 1);
-  const std::string reason = "too many wrong auth tokens from " + peer_address_ +
-                             ": its Hellos are refused unchecked for " + seconds_text(left) + " more";
-  host_.throttled_hello_log().note(peer_ + ": refused: " + reason);
-  // Asks the actor to retry: one sharing the address with a guesser gets in
-  // once the block ends (its own retries are not failures).
+  std::string reason;
+  if (check.verdict == AuthCheck::Verdict::kAddressBlocked) {
+    reason = "too many wrong auth tokens from " + peer_address_ + ": its Hellos are refused unchecked for " +
+             seconds_text(check.wait) + " more";
+  } else {
+    add<int64_t>(host_.counters().hellos_over_budget, 1);
+    reason = "too many wrong auth tokens from all addresses together: Hellos from addresses not admitted "
+             "before are refused unchecked for " + seconds_text(check.wait) + " more";
+  }
+  host_.auth_throttle().note_refused(peer_address_, now);
+  // Asks the actor to retry: one sharing the address with a guesser, or
+  // starting while others guess, gets in once the block ends or the budget
+  // refills (its own retries are not failures).
   begin_close(reason, CloseWith::kReconnect);
   return true;
 }

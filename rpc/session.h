@@ -55,7 +55,7 @@ struct SendGate {
 struct ServerCounters {
   std::atomic<int64_t> connections{0}, unauthenticated{0}, buffer_bytes{0},
       unauthenticated_buffer_bytes{0}, bytes_received{0}, refused_over_cap{0}, hello_timeouts{0},
-      frame_timeouts{0}, oversized_hellos{0}, auth_failures{0}, hellos_throttled{0},
+      frame_timeouts{0}, oversized_hellos{0}, auth_failures{0}, hellos_throttled{0}, hellos_over_budget{0},
       accept_failures{0};
   ServerStats snapshot() const;
 };
@@ -70,8 +70,7 @@ class SessionHost {
   virtual const ServerOptions& options() const = 0;
   virtual const std::shared_ptr<SendGate>& gate() const = 0;
   virtual ServerCounters& counters() = 0;
-  virtual AuthThrottle& auth_throttle() = 0;
-  virtual LogThrottle& throttled_hello_log() = 0;  // Hellos refused from a blocked address
+  virtual AuthThrottle& auth_throttle() = 0;  // also logs the refusals it counts
   virtual void forget(Session* session) = 0;  // the session has closed
   // A session has handled what it read. A pumped server (io_threads 0) keeps
   // it and calls its resume_read() at the start of the next turn, after the
@@ -127,7 +126,8 @@ class Session final : public std::enable_shared_from_this<Session> {
   void on_read(const std::error_code& error, size_t bytes);
   void handle_frame(const uint8_t* data, size_t size);
   void handle_hello(const Hello& hello);
-  // Hello refused unchecked: the peer's address is blocked for wrong tokens.
+  // Hello refused unchecked: the peer's address is blocked for wrong tokens,
+  // or the global budget of failed checks is spent (AuthThrottle::check).
   bool refuse_if_blocked();
   void admitted();  // limits and accounting of an admitted actor
 
@@ -185,6 +185,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   // What this session adds to the server's counters.
   bool counted_ = true;          // in connections (until release_counts)
   bool unauthenticated_ = true;  // in unauthenticated (until admitted or released)
+  bool budget_held_ = false;     // the Hello being checked took one of the global budget's checks
   size_t accounted_bytes_ = 0;   // in buffer_bytes
 
   // Write side: frames wait in queued_, the in-flight write owns writing_,

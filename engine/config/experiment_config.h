@@ -184,6 +184,9 @@ struct DashboardConfig {
   // "HOST:PORT" the run's dashboard serves on (docs/dashboard.md); port 0 = a free one;
   // "" = no dashboard. Beyond loopback only with the run's auth token. Restart-only.
   std::string listen = "127.0.0.1:0";
+  // Host names, comma-separated, the dashboard answers to besides loopback ones
+  // (its DNS-rebinding check, docs/security.md); "" = loopback only. Restart-only.
+  std::string hosts;
 };
 
 struct ExperimentConfig {

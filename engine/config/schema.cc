@@ -332,6 +332,14 @@ std::vector<FieldSchema> build_schema() {
       string(MOONSEED_FIELD(dashboard.listen), {}, kRestart,
              "HOST:PORT the run's dashboard serves on (docs/dashboard.md); port 0 = a free one; \"\" = no "
              "dashboard; beyond loopback only with the run's auth token"),
+      with_rule(string(MOONSEED_FIELD(dashboard.hosts), {}, kRestart,
+                       "host names, comma-separated, a dashboard on loopback answers to besides its loopback "
+                       "addresses and localhost (e.g. \"myhost.lab\" reached through an SSH tunnel); others get 403"),
+                "host names (letters, digits, hyphens, dots), no port", [](const FieldValue& v) {
+                  std::string problem;
+                  base::parse_host_names(std::get<std::string>(v), &problem);
+                  return problem;
+                }),
   };
 }
 
@@ -345,7 +353,7 @@ std::vector<FieldSchema> build_schema() {
   // `reward_shaping` is kRewardShapingPath, handled by hand (schema.h).
   [[maybe_unused]] auto& [name, algo, seed, runs_dir, group_access, env, model, vtrace, r2d2, optimizer, topology, inference,
                           learner, stop, log, checkpoint, record, warm_start, dashboard, schedules, reward_shaping] = c;
-  [[maybe_unused]] auto& [dashboard_listen] = c.dashboard;
+  [[maybe_unused]] auto& [dashboard_listen, dashboard_hosts] = c.dashboard;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
   [[maybe_unused]] auto& [env_id, env_options, env_model, env_plugin, env_python, env_python_path, env_wrappers] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;

@@ -4,6 +4,7 @@
 // reason, the close) and what the server counts (Server::stats()).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -296,6 +297,77 @@ TEST_P(Limits, AfterTheBlockTheRightTokenIsAdmittedAndClearsTheAddress) {
   ::testing::internal::GetCapturedStderr();
   EXPECT_TRUE(admitted);
   EXPECT_EQ(server_->stats().auth_failures, 1);
+}
+
+// Guesses rotated over more addresses than the per-address throttle keeps
+// (1,100 of 127/8, real sockets bound to each): the global budget bounds the
+// tokens checked, the log stays a few lines, and the right token still gets in.
+TEST(GlobalAuthBudget, GuessesFromManyAddressesAreCheckedWithinTheBudget) {
+  EchoService service;
+  service.require_token("s3cret-token");
+  ServerOptions options;
+  options.auth_budget_burst = 50;
+  options.auth_budget_per_s = 5;
+  options.log_interval = seconds(3600);  // one line, then the summary at stop()
+  auto server = std::make_unique<Server>(service, options);
+  const Address address = server->listen("tcp:127.0.0.1:0");
+  server->start();
+  // An actor admitted before the flood: its address is trusted.
+  {
+    RawPeer actor(address, "127.0.0.1");
+    actor.write(encode(testing::sample_hello()));
+    const auto welcome = actor.read_message();
+    ASSERT_TRUE(welcome && std::holds_alternative<Welcome>(*welcome));
+  }
+
+  Hello wrong = testing::sample_hello();
+  wrong.auth_token = "guess";
+  const std::vector<uint8_t> guess = encode(wrong);
+  constexpr int kAddresses = 1100;
+  ::testing::internal::CaptureStderr();
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0; round < 4; ++round) {
+    for (int a = 0; a < kAddresses; ++a) {
+      RawPeer guesser(address, "127.0." + std::to_string(10 + a / 250) + "." + std::to_string(1 + a % 250));
+      guesser.write(guess);
+      const Bye bye = next_bye(guesser);
+      ASSERT_FALSE(bye.reason.empty());
+    }
+  }
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // While the budget is spent, the trusted address is still checked and admitted.
+  {
+    RawPeer actor(address, "127.0.0.1");
+    actor.write(encode(testing::sample_hello()));
+    const auto welcome = actor.read_message();
+    EXPECT_TRUE(welcome && std::holds_alternative<Welcome>(*welcome)) << "the admitted address was refused";
+  }
+  // A new address gets in once the budget refills, retrying as an actor does.
+  bool admitted = false;
+  for (int i = 0; i < 1000 && !admitted; ++i) {
+    RawPeer actor(address, "127.1.2.3");
+    actor.write(encode(testing::sample_hello()));
+    const auto reply = actor.read_message();
+    admitted = reply && std::holds_alternative<Welcome>(*reply);
+    if (!admitted) {
+      ASSERT_TRUE(reply && std::holds_alternative<Bye>(*reply));
+      ASSERT_TRUE(std::get<Bye>(*reply).reconnect) << std::get<Bye>(*reply).reason;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+  }
+  EXPECT_TRUE(admitted);
+  const ServerStats stats = server->stats();
+  server.reset();  // logs the summary not logged yet
+  const std::string log = ::testing::internal::GetCapturedStderr();
+
+  const int64_t budget = options.auth_budget_burst + static_cast<int64_t>(options.auth_budget_per_s * elapsed_s) + 1;
+  EXPECT_LE(stats.auth_failures, budget) << "wrong tokens checked in " << elapsed_s << " s";
+  EXPECT_GT(stats.hellos_over_budget, 0);
+  // What the service was asked to check: the guesses, and the three right tokens.
+  EXPECT_EQ(static_cast<int64_t>(service.hellos().size()), stats.auth_failures + 3);
+  EXPECT_LT(log.size(), 2000u) << "bytes logged";
+  EXPECT_LE(std::count(log.begin(), log.end(), '\n'), 2) << log;
+  EXPECT_NE(log.find("unchecked (now blocking: "), std::string::npos) << log;
 }
 
 INSTANTIATE_TEST_SUITE_P(OverUnixAndTcp, Limits, ::testing::Values(Transport::kUnix, Transport::kTcp),

@@ -14,7 +14,7 @@
 
 namespace moonseed::rpc::testing {
 
-RawPeer::RawPeer(const Address& address) {
+RawPeer::RawPeer(const Address& address, const std::string& source) {
   if (address.kind == Address::Kind::kUnix) {
     fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_un sa{};
@@ -31,6 +31,14 @@ RawPeer::RawPeer(const Address& address) {
   sa.sin_port = htons(address.port);
   if (inet_pton(AF_INET, address.host.c_str(), &sa.sin_addr) != 1) {
     ADD_FAILURE() << "RawPeer takes IPv4 literals only, got " << address.host;
+  }
+  if (!source.empty()) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    if (inet_pton(AF_INET, source.c_str(), &from.sin_addr) != 1 ||
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+      ADD_FAILURE() << "bind to " << source << ": " << std::strerror(errno);
+    }
   }
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
     ADD_FAILURE() << "connect " << address.to_string() << ": " << std::strerror(errno);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "rpc/address.h"
@@ -13,7 +14,9 @@ namespace moonseed::rpc::testing {
 
 class RawPeer {
  public:
-  explicit RawPeer(const Address& address);  // fails the test when it cannot connect
+  // Fails the test when it cannot connect. `source`: the IPv4 address a TCP
+  // connection comes from ("": the system's choice; any of 127/8 works).
+  explicit RawPeer(const Address& address, const std::string& source = "");
   ~RawPeer();
   RawPeer(const RawPeer&) = delete;
   RawPeer& operator=(const RawPeer&) = delete;

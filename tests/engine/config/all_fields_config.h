@@ -91,6 +91,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.log.progress = false;
   c.log.tensorboard = false;
   c.dashboard.listen = "127.0.0.1:8123";
+  c.dashboard.hosts = "myhost.lab";
   c.checkpoint.interval_s = 60;
   c.checkpoint.keep = 5;
   c.record.enabled = true;

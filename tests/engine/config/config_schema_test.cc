@@ -96,6 +96,18 @@ TEST(CheckValue, AppliesAFieldsOwnRule) {
             "element 2: expected an integer in [1, 65536], got 0");
 }
 
+TEST(CheckValue, DashboardHostsAreHostNamesWithoutPortSchemeOrSpace) {
+  const FieldSchema& hosts = *find_field("dashboard.hosts");
+  EXPECT_EQ(check_value(hosts, std::string("")), "");
+  EXPECT_EQ(check_value(hosts, std::string("myhost.lab")), "");
+  EXPECT_EQ(check_value(hosts, std::string("myhost.lab, other-1.example,LOCAL")), "");
+  for (const std::string bad : {"myhost.lab:8080", "http://myhost.lab", "my host", "myhost.lab/x", "-a.lab",
+                                "a..lab", "myhost.lab,", "[::1]"}) {
+    EXPECT_NE(check_value(hosts, bad).find("is not a host name (e.g. \"myhost.lab\""), std::string::npos) << bad;
+  }
+  EXPECT_NE(check_value(hosts, std::string("ok.lab, bad:1")).find("\"bad:1\" is not a host name"), std::string::npos);
+}
+
 TEST(ParseValue, ParsesTextByTheFieldsType) {
   EXPECT_EQ(parse_value(*find_field("optimizer.lr"), "3e-4"), FieldValue(3e-4));
   EXPECT_EQ(parse_value(*find_field("topology.actors"), "4"), FieldValue(int64_t{4}));
