@@ -14,12 +14,15 @@
  *   fail_step_every   every N-th step of an instance fails (after scribbling over obs)
  *   fail_reset        reset fails
  *   crash_at_step     the N-th step of the process raises SIGSEGV
+ *   hang_at_step      the N-th step of the process never returns (sleeps forever)
+ *   exit_at_step      the N-th step of the process calls exit(0)
  *   crash_in_create   create raises SIGSEGV
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "moonseed_env.h"
 
@@ -39,6 +42,8 @@ struct moonseed_env {
 static char create_error[128];
 static long process_steps;
 static long crash_at_step;
+static long hang_at_step;
+static long exit_at_step;
 
 static moonseed_env* probe_create(const char* id, const struct moonseed_env_option* options, size_t n) {
   moonseed_env env;
@@ -61,6 +66,8 @@ static moonseed_env* probe_create(const char* id, const struct moonseed_env_opti
     else if (strcmp(k, "fail_step_every") == 0) env.fail_step_every = v;
     else if (strcmp(k, "fail_reset") == 0) env.fail_reset = v;
     else if (strcmp(k, "crash_at_step") == 0) crash_at_step = v;
+    else if (strcmp(k, "hang_at_step") == 0) hang_at_step = v;
+    else if (strcmp(k, "exit_at_step") == 0) exit_at_step = v;
     else if (strcmp(k, "crash_in_create") == 0) crash_in_create = v;
     else {
       snprintf(create_error, sizeof create_error, "unknown option \"%s\"", k);
@@ -149,7 +156,10 @@ static int probe_reset(moonseed_env* env, int has_seed, uint64_t seed, void* obs
 
 static int probe_step(moonseed_env* env, const void* action, void* obs, float* reward, int* terminated,
                       int* truncated) {
-  if (crash_at_step > 0 && ++process_steps >= crash_at_step) raise(SIGSEGV);
+  ++process_steps;
+  if (crash_at_step > 0 && process_steps >= crash_at_step) raise(SIGSEGV);
+  if (exit_at_step > 0 && process_steps >= exit_at_step) exit(0);
+  while (hang_at_step > 0 && process_steps >= hang_at_step) sleep(1);
   env->steps += 1;
   if (env->fail_step_every > 0 && env->steps % env->fail_step_every == 0) {
     memset(obs, 0xAB, env->uint8_obs ? 6 : sizeof(float) * (size_t)env->obs_size);
