@@ -131,6 +131,17 @@ TEST(ActorFaults, AStoppedLocalActorIsReportedKilledAndReplaced) {
   const double frames = last(run.metrics(), "frames");
   EXPECT_TRUE(eventually(60, [&] { return last(run.metrics(), "frames") > frames; }));
   EXPECT_NE(read_file(run.log).find("is hung: no step batch for"), std::string::npos) << read_file(run.log);
+  // The kill was a death of slot 0, with the hang as its cause: in the line, the rows and `ctl status`.
+  EXPECT_NE(read_file(run.log).find("actor 0 (env CartPole-v1, pid " + std::to_string(victim) +
+                                    ") hung: no step batch for "),
+            std::string::npos)
+      << read_file(run.log);
+  EXPECT_EQ(last(run.metrics(), "actor_deaths"), 1);
+  const std::string status =
+      run_to_end({kBinary, "ctl", run.run_dir(), "status"}, run.runs_dir + "/ctl.log", 60).output;
+  EXPECT_NE(status.find("\"local_actors\": [{\"id\": 0, \"state\": \"running\""), std::string::npos) << status;
+  EXPECT_NE(status.find("\"hung\": 1, \"last_death\": \"hung: no step batch for "), std::string::npos) << status;
+  EXPECT_NE(status.find("\"actors_parked\": 0"), std::string::npos) << status;
   learner.signal(SIGTERM);
   EXPECT_EQ(learner.wait(60), std::optional<int>(0)) << read_file(run.log);
   EXPECT_TRUE(of_actor(events(run, "actor_hung"), 1).empty()) << "the healthy actor was left alone";
