@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -23,12 +24,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
-  return "stopped";
-}
-
 // A fixed-point number as a person reads it: "0", "1", "2.5".
 std::string seconds_text(double s) {
   std::ostringstream out;
@@ -36,28 +31,105 @@ std::string seconds_text(double s) {
   return out.str();
 }
 
+// "SIGSEGV, Segmentation fault" (a signal's name, then its description).
+std::string signal_text(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return (abbrev ? "SIG" + std::string(abbrev) : std::to_string(sig)) + ", " + ::strsignal(sig);
+}
+
 }  // namespace
 
-RestartPolicy::RestartPolicy(int slots, double first_backoff_s, double max_backoff_s, int park_after)
-    : first_backoff_s_(first_backoff_s),
-      max_backoff_s_(max_backoff_s),
-      park_after_(park_after),
-      early_deaths_(static_cast<size_t>(slots), 0) {}
-
-RestartPolicy::Decision RestartPolicy::on_exit(int id, bool worked) {
-  int& early = early_deaths_.at(static_cast<size_t>(id));
-  Decision d;
-  if (worked) {
-    early = 0;  // it did its job until it died: back at once, whatever killed it
-    return d;
+Death death_of_status(int status) {
+  Death d;
+  if (WIFEXITED(status)) {
+    d.code = WEXITSTATUS(status);
+    d.cause = d.code == 0 ? Death::Cause::kExitedZero : Death::Cause::kExited;
+  } else if (WIFSIGNALED(status)) {
+    d.code = WTERMSIG(status);
+    const bool crash = d.code == SIGSEGV || d.code == SIGBUS || d.code == SIGILL || d.code == SIGFPE ||
+                       d.code == SIGABRT;
+    d.cause = crash ? Death::Cause::kCrashed : Death::Cause::kSignaled;
   }
-  d.early_deaths = ++early;
-  if (park_after_ > 0 && early >= park_after_) {
+  return d;
+}
+
+std::string describe(const Death& death) {
+  switch (death.cause) {
+    case Death::Cause::kExited: return "exited with code " + std::to_string(death.code);
+    case Death::Cause::kExitedZero: return "exited on its own with code 0";
+    case Death::Cause::kCrashed: return "crashed (" + signal_text(death.code) + ")";
+    case Death::Cause::kSignaled: return "killed by signal (" + signal_text(death.code) + ")";
+    case Death::Cause::kHung: return "hung: " + death.detail;
+    case Death::Cause::kMemory: return "killed for memory: " + death.detail;
+  }
+  return "ended";
+}
+
+RestartPolicy::RestartPolicy(int slots, RestartRules rules)
+    : rules_(rules), deaths_(static_cast<size_t>(slots)), early_deaths_(static_cast<size_t>(slots), 0) {}
+
+int RestartPolicy::free_restarts() const {
+  constexpr int kWithoutParking = 5;  // deaths_to_park = 0 still backs off a slot that keeps dying
+  return rules_.deaths_to_park > 0 ? std::max(1, rules_.deaths_to_park / 2) : kWithoutParking;
+}
+
+RestartPolicy::Decision RestartPolicy::on_exit(int id, bool worked, double now_s) {
+  std::deque<double>& deaths = deaths_.at(static_cast<size_t>(id));
+  int& early = early_deaths_.at(static_cast<size_t>(id));
+  deaths.push_back(now_s);
+  while (!deaths.empty() && deaths.front() <= now_s - rules_.window_s) deaths.pop_front();
+  early = worked ? 0 : early + 1;  // it did its job until it died: the run of early deaths is over
+  Decision d;
+  d.deaths_in_window = static_cast<int>(deaths.size());
+  d.early_deaths = early;
+  if ((rules_.deaths_to_park > 0 && d.deaths_in_window >= rules_.deaths_to_park) ||
+      (rules_.early_deaths_to_park > 0 && early >= rules_.early_deaths_to_park)) {
     d.park = true;
     return d;
   }
-  d.delay_s = std::min(max_backoff_s_, first_backoff_s_ * static_cast<double>(1 << std::min(early - 1, 20)));
+  // The n-th delayed restart waits first_backoff_s * 2^(n-1): counted from the first early
+  // death, or from the first death past the free ones in the window, whichever is further.
+  const int delayed = std::max(early, d.deaths_in_window - free_restarts());
+  if (delayed > 0) {
+    d.delay_s = std::min(rules_.max_backoff_s, rules_.first_backoff_s * static_cast<double>(1 << std::min(delayed - 1, 20)));
+  }
   return d;
+}
+
+const char* state_name(SlotState::State state) {
+  switch (state) {
+    case SlotState::State::kRunning: return "running";
+    case SlotState::State::kBackingOff: return "backing off";
+    case SlotState::State::kParked: return "parked";
+    case SlotState::State::kStopped: return "stopped";
+  }
+  return "?";
+}
+
+SlotCounts count_slots(const std::vector<SlotState>& slots) {
+  SlotCounts c;
+  for (const SlotState& s : slots) {
+    c.deaths += s.deaths;
+    c.hung += s.hung;
+    if (s.state == SlotState::State::kRunning) ++c.running;
+    if (s.state == SlotState::State::kParked) ++c.parked;
+    if (s.state == SlotState::State::kBackingOff) {
+      c.next_restart_in_s = c.backing_off == 0 ? s.restart_in_s : std::min(c.next_restart_in_s, s.restart_in_s);
+      ++c.backing_off;
+    }
+  }
+  return c;
+}
+
+std::string slot_note(const SlotCounts& c) {
+  if (c.backing_off == 0 && c.parked == 0 && c.hung == 0) return "";
+  std::ostringstream out;
+  out << " (" << c.backing_off << " backing off";
+  if (c.backing_off > 0) out << " " << std::ceil(c.next_restart_in_s) << " s";
+  out << ", " << c.parked << " parked";
+  if (c.hung > 0) out << ", " << c.hung << " hung";
+  out << ")";
+  return out.str();
 }
 
 std::string tail_lines(const std::string& path, int lines) {
@@ -76,11 +148,8 @@ std::string tail_lines(const std::string& path, int lines) {
 
 LocalActors::LocalActors(LocalActorsOptions options)
     : options_(std::move(options)),
-      policy_(options_.count, options_.first_backoff_s, options_.max_backoff_s, options_.park_after),
-      pids_(static_cast<size_t>(options_.count), -1),
-      batches_at_start_(static_cast<size_t>(options_.count), 0),
-      restart_at_(static_cast<size_t>(options_.count), -1),
-      parked_(static_cast<size_t>(options_.count), false) {}
+      policy_(options_.count, options_.rules),
+      slots_(static_cast<size_t>(options_.count)) {}
 
 LocalActors::~LocalActors() { shutdown(0); }
 
@@ -90,7 +159,7 @@ std::string LocalActors::log_path(int id) const {
 
 void LocalActors::start() {
   base::MutexLock lock(mu_);
-  for (int id = 0; id < options_.count; ++id) pids_[static_cast<size_t>(id)] = spawn(id);
+  for (int id = 0; id < options_.count; ++id) slots_[static_cast<size_t>(id)].pid = spawn(id);
   reaper_ = std::thread([this] { reap(); });
   starter_ = std::thread([this] { start_due(); });
 }
@@ -125,7 +194,7 @@ pid_t LocalActors::spawn(int id) {
   std::vector<char*> envp;
   for (std::string& e : environment) envp.push_back(e.data());
   envp.push_back(nullptr);
-  batches_at_start_[static_cast<size_t>(id)] = options_.step_batches ? options_.step_batches(id) : 0;
+  slots_[static_cast<size_t>(id)].steps_at_start = options_.env_steps ? options_.env_steps(id) : 0;
   // When memory runs out the kernel kills the process with the highest score: an actor, never the
   // learner before its actors (an env that leaks would otherwise take the learner down with it).
   const std::string oom_adj = std::to_string(actor_oom_score_adj(own_oom_score_adj()));
@@ -182,44 +251,67 @@ void LocalActors::reap() {
       continue;
     }
     for (int id = 0; id < options_.count; ++id) {
-      if (pids_[static_cast<size_t>(id)] == pid) on_exit(id, pid, status);
+      if (slots_[static_cast<size_t>(id)].pid == pid) on_exit(id, pid, status);
     }
     changed_.notify_all();
   }
 }
 
 void LocalActors::on_exit(int id, pid_t pid, int status) {
-  const size_t slot = static_cast<size_t>(id);
-  pids_[slot] = -1;
-  if (stopping_) return;
-  const bool worked =
-      options_.step_batches && options_.step_batches(id) > batches_at_start_[slot];
-  const RestartPolicy::Decision d = policy_.on_exit(id, worked);
-  const std::string who = "actor " + std::to_string(id) + " (pid " + std::to_string(pid) + ") " +
-                          describe_status(status);
+  Slot& slot = slots_[static_cast<size_t>(id)];
+  slot.pid = -1;
+  const bool killed_by_run = slot.killing;
+  slot.killing = false;
+  if (stopping_) return;  // the run's own shutdown: not a death
+  const Death death = killed_by_run ? slot.kill_reason : death_of_status(status);
+  const bool worked = options_.env_steps && options_.env_steps(id) > slot.steps_at_start;
+  const RestartPolicy::Decision d = policy_.on_exit(id, worked, now_s());
+  ++slot.deaths;
+  if (death.cause == Death::Cause::kHung) ++slot.hung;
+  slot.deaths_in_window = d.deaths_in_window;
+  slot.last_death = describe(death);
+  const std::string who = "actor " + std::to_string(id) + " (" + (options_.env.empty() ? "" : options_.env + ", ") +
+                          "pid " + std::to_string(pid) + ") " + slot.last_death;
+  const std::string window = seconds_text(options_.rules.window_s) + " s";
   if (d.park) {
-    std::string message = who + " before its first step batch, " + std::to_string(d.early_deaths) +
-                          " times in a row: not restarting it";
-    const std::string tail = tail_lines(log_path(id), 5);
-    if (tail.empty()) {
-      message += " (its log " + log_path(id) + " is empty)";
-    } else {
-      message += "; the end of " + log_path(id) + ":";
-      std::istringstream lines(tail);
-      for (std::string line; std::getline(lines, line);) message += "\n    " + line;
-    }
-    parked_[slot] = true;
-    newly_parked_.push_back(Parked{id, message});
-    base::log_error(message);  // from this thread, the sink keeps it off the progress line
+    const bool early = options_.rules.early_deaths_to_park > 0 && d.early_deaths >= options_.rules.early_deaths_to_park;
+    park(id, who + (early ? " before its first env step, " + std::to_string(d.early_deaths) + " times in a row"
+                          : ", " + std::to_string(d.deaths_in_window) + " deaths in " + window) +
+                 ": not restarting it");
     return;
   }
-  // An actor that ends itself with an error code said why on its last line
-  // (e.g. a reward_shaping call that ran too long): quote it.
-  const std::string last = WIFEXITED(status) && WEXITSTATUS(status) != 0 ? tail_lines(log_path(id), 1) : "";
-  base::log_warning(who + (worked ? "" : " before its first step batch") + "; restarting " +
-                    (d.delay_s > 0 ? "in " + seconds_text(d.delay_s) + " s" : std::string("now")) +
-                    (last.empty() ? "" : "; its log ends: " + last));
-  restart_at_[slot] = now_s() + d.delay_s;
+  // The first death in a window is said in full: with the last line of the
+  // actor's log when it ended itself with an error code (it said why there,
+  // e.g. a reward_shaping call that ran too long). Later ones in a short line
+  // each: how many, and when it comes back.
+  const std::string when = d.delay_s > 0 ? "in " + seconds_text(d.delay_s) + " s" : std::string("now");
+  const std::string count = d.early_deaths > 0 ? std::to_string(d.early_deaths) + " times in a row before its first env step"
+                                               : std::to_string(d.deaths_in_window) + " deaths in " + window;
+  if (d.deaths_in_window == 1 && d.early_deaths <= 1) {
+    const std::string last = death.cause == Death::Cause::kExited ? tail_lines(log_path(id), 1) : "";
+    base::log_warning(who + (d.early_deaths > 0 ? " before its first env step" : "") + "; restarting " + when +
+                      (last.empty() ? "" : "; its log ends: " + last));
+  } else {
+    const int park_at = d.early_deaths > 0 ? options_.rules.early_deaths_to_park : options_.rules.deaths_to_park;
+    base::log_warning(who + " (" + count + (park_at > 0 ? ", parked at " + std::to_string(park_at) : "") +
+                      "); restarting " + when);
+  }
+  slot.restart_at = now_s() + d.delay_s;
+}
+
+void LocalActors::park(int id, const std::string& why) {
+  std::string message = why;
+  const std::string tail = tail_lines(log_path(id), 5);
+  if (tail.empty()) {
+    message += " (its log " + log_path(id) + " is empty)";
+  } else {
+    message += "; the end of " + log_path(id) + ":";
+    std::istringstream lines(tail);
+    for (std::string line; std::getline(lines, line);) message += "\n    " + line;
+  }
+  slots_[static_cast<size_t>(id)].parked = true;
+  newly_parked_.push_back(Parked{id, message});
+  base::log_error(message);  // from this thread, the sink keeps it off the progress line
 }
 
 void LocalActors::start_due() {
@@ -228,20 +320,20 @@ void LocalActors::start_due() {
     double next = -1;
     const double now = now_s();
     for (int id = 0; id < options_.count; ++id) {
-      const size_t slot = static_cast<size_t>(id);
-      if (restart_at_[slot] < 0) continue;
-      if (restart_at_[slot] > now) {
-        next = next < 0 ? restart_at_[slot] : std::min(next, restart_at_[slot]);
+      Slot& slot = slots_[static_cast<size_t>(id)];
+      if (slot.restart_at < 0) continue;
+      if (slot.restart_at > now) {
+        next = next < 0 ? slot.restart_at : std::min(next, slot.restart_at);
         continue;
       }
-      restart_at_[slot] = -1;
+      slot.restart_at = -1;
       try {
-        pids_[slot] = spawn(id);
+        slot.pid = spawn(id);
         ++restarts_;
       } catch (const std::exception& e) {
         base::log_error("cannot restart actor " + std::to_string(id) + ": " + e.what() + "; trying again in 1 s");
-        restart_at_[slot] = now + 1;
-        next = next < 0 ? restart_at_[slot] : std::min(next, restart_at_[slot]);
+        slot.restart_at = now + 1;
+        next = next < 0 ? slot.restart_at : std::min(next, slot.restart_at);
       }
     }
     if (next < 0) {
@@ -254,10 +346,7 @@ void LocalActors::start_due() {
 }
 
 bool LocalActors::all_gone() const {
-  for (pid_t p : pids_) {
-    if (p > 0) return false;
-  }
-  return true;
+  return std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.pid <= 0; });
 }
 
 void LocalActors::stop_restarting() {
@@ -274,18 +363,22 @@ void LocalActors::shutdown(double grace_s) {
   const auto give_up_at = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
   while (!all_gone() && changed_.wait_until(lock, give_up_at) != std::cv_status::timeout) {
   }
-  for (pid_t p : pids_) {
-    if (p > 0) ::kill(p, SIGKILL);
+  for (const Slot& s : slots_) {
+    if (s.pid > 0) ::kill(s.pid, SIGKILL);
   }
   lock.unlock();
   reaper_.join();
   starter_.join();
 }
 
-bool LocalActors::kill(int id) {
+bool LocalActors::kill(int id, Death why) {
   base::MutexLock lock(mu_);
-  if (id < 0 || id >= options_.count || pids_[static_cast<size_t>(id)] <= 0) return false;
-  return ::kill(pids_[static_cast<size_t>(id)], SIGKILL) == 0;
+  if (id < 0 || id >= options_.count || slots_[static_cast<size_t>(id)].pid <= 0) return false;
+  Slot& slot = slots_[static_cast<size_t>(id)];
+  if (::kill(slot.pid, SIGKILL) != 0) return false;
+  slot.killing = true;
+  slot.kill_reason = std::move(why);
+  return true;
 }
 
 int LocalActors::restarts() const {
@@ -295,12 +388,40 @@ int LocalActors::restarts() const {
 
 pid_t LocalActors::pid_of(int id) const {
   base::MutexLock lock(mu_);
-  return id >= 0 && id < options_.count ? pids_[static_cast<size_t>(id)] : -1;
+  return id >= 0 && id < options_.count ? slots_[static_cast<size_t>(id)].pid : -1;
 }
 
 bool LocalActors::all_parked() const {
   base::MutexLock lock(mu_);
-  return !parked_.empty() && std::all_of(parked_.begin(), parked_.end(), [](bool p) { return p; });
+  return !slots_.empty() && std::all_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.parked; });
+}
+
+std::vector<SlotState> LocalActors::slots() const {
+  base::MutexLock lock(mu_);
+  const double now = now_s();
+  std::vector<SlotState> out;
+  for (int id = 0; id < options_.count; ++id) {
+    const Slot& slot = slots_[static_cast<size_t>(id)];
+    SlotState s;
+    s.id = id;
+    s.pid = slot.pid;
+    s.deaths = slot.deaths;
+    s.deaths_in_window = slot.deaths_in_window;
+    s.hung = slot.hung;
+    s.last_death = slot.last_death;
+    if (slot.parked) {
+      s.state = SlotState::State::kParked;
+    } else if (slot.pid > 0) {
+      s.state = SlotState::State::kRunning;
+    } else if (slot.restart_at >= 0) {
+      s.state = SlotState::State::kBackingOff;
+      s.restart_in_s = std::max(0.0, slot.restart_at - now);
+    } else {
+      s.state = SlotState::State::kStopped;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 std::vector<LocalActors::Parked> LocalActors::take_parked() {

@@ -3,12 +3,25 @@
 // which then says Bye), killed with the learner if it dies
 // (PR_SET_PDEATHSIG), and restarted when one dies while the run goes on.
 //
-// Restarts (RestartPolicy): every slot has its own schedule. A death is
-// reaped the moment it happens; an actor that had done work (sent the learner
-// a step batch since it started) is restarted at once, however short its
-// life; only one that dies before its first step batch waits, 1 s doubling to
-// max_backoff_s, and after park_after such deaths in a row its slot is parked:
-// not restarted again, with a message that quotes the end of its log.
+// Deaths: every end of an actor that the run's own shutdown did not ask for
+// counts, whatever it was (Death): an exit code, exit 0, a crash signal, a
+// kill from outside, or a kill by the run itself (a hung actor; later one
+// over its memory limit). Each is reaped the moment it happens and printed
+// with the slot's env and the failure.
+//
+// Restarts (RestartPolicy, a pure function of the slot's deaths and a clock):
+// every slot has its own schedule. The first half of `deaths_to_park` deaths
+// within `window_s` restart at once (an occasional crash or kill -9 costs
+// nothing); the next ones wait 1 s, doubling to max_backoff_s; the
+// deaths_to_park-th within the window parks the slot. A slot whose actor
+// never made progress (no env step beyond the reset one since it started)
+// backs off from its first death and is parked after kEarlyDeathsToPark such
+// deaths in a row. A parked slot is not restarted again; the run says why,
+// quoting the end of its log.
+//
+// Logs stay bounded: the first death of a slot is printed in full (with the
+// last line of its log), later ones in one short line each, and there are at
+// most deaths_to_park of them per window.
 //
 // Threads: a reaper (waitpid) records deaths and decides; a starter starts
 // each slot when its time comes. The public methods may be called from any
@@ -18,6 +31,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <thread>
@@ -27,26 +41,61 @@
 
 namespace moonseed::cli {
 
+// How a local actor's process ended, as its supervisor saw it.
+struct Death {
+  enum class Cause {
+    kExited,      // exited on its own with a non-zero code (`code`)
+    kExitedZero,  // exited on its own with code 0: an actor ends only when the learner says Bye
+    kCrashed,     // a crash signal (`code`): SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT
+    kSignaled,    // another signal (`code`), sent from outside: kill -9, the kernel's OOM killer
+    kHung,        // killed by the run: it owed a step batch and said nothing (`detail`)
+    kMemory,      // killed by the run: over its memory limit (`detail`); reserved for topology.actor_memory_mb
+  };
+  Cause cause = Cause::kExited;
+  int code = 0;        // exit code or signal number
+  std::string detail;  // kHung, kMemory: what the run saw, e.g. "no step batch for 5.2 s (timeout 5 s)"
+};
+
+// What a wait() status says, for a process the run did not kill.
+Death death_of_status(int status);
+// As lines print it: "exited with code 1", "exited on its own with code 0",
+// "crashed (SIGSEGV, Segmentation fault)", "killed by signal (SIGKILL, Killed)",
+// "hung: no step batch for 5.2 s (timeout 5 s)", "killed for memory: ...".
+std::string describe(const Death& death);
+
+// The rules of RestartPolicy.
+struct RestartRules {
+  double first_backoff_s = 1;  // the first delayed restart; doubles with each one after
+  double max_backoff_s = 30;
+  int deaths_to_park = 10;     // deaths within window_s that park a slot; 0: never park
+  double window_s = 600;       // how far back deaths count
+  // Deaths in a row of an actor that made no progress that park its slot; 0: never.
+  int early_deaths_to_park = 5;
+};
+
 // What to do when a local actor's process ends: a pure function of the slot's
-// history, so tests drive it without processes or clocks.
+// history and the time given, so tests drive it without processes or clocks.
 class RestartPolicy {
  public:
-  // Early deaths wait first_backoff_s, doubling up to max_backoff_s; the
-  // park_after-th in a row parks the slot (0: never).
-  RestartPolicy(int slots, double first_backoff_s, double max_backoff_s, int park_after);
+  RestartPolicy(int slots, RestartRules rules);
 
   struct Decision {
-    bool park = false;      // give up on this slot
-    double delay_s = 0;     // otherwise: restart after this long
-    int early_deaths = 0;   // deaths before any work, in a row, this one included
+    bool park = false;         // give up on this slot
+    double delay_s = 0;        // otherwise: restart after this long
+    int deaths_in_window = 0;  // this one included
+    int early_deaths = 0;      // in a row without progress, this one included (0: it made progress)
   };
-  // Slot `id`'s process ended; `worked`: it sent a step batch since it started.
-  Decision on_exit(int id, bool worked);
+  // Slot `id`'s process ended at `now_s` (any clock, never going back);
+  // `worked`: it made progress (env steps beyond the reset) since it started.
+  Decision on_exit(int id, bool worked, double now_s);
+
+  // Deaths restarted at once in a window before the backoff begins.
+  int free_restarts() const;
+  const RestartRules& rules() const { return rules_; }
 
  private:
-  const double first_backoff_s_;
-  const double max_backoff_s_;
-  const int park_after_;
+  const RestartRules rules_;
+  std::vector<std::deque<double>> deaths_;  // per slot, the times within the window
   std::vector<int> early_deaths_;
 };
 
@@ -67,13 +116,43 @@ struct LocalActorsOptions {
   std::string address;    // learner address for --connect
   int count = 0;          // actor ids 0..count-1
   std::string log_dir;    // actor-N.log and actor-N.pid are written here
-  double first_backoff_s = 1;  // after the first early death; doubles with each
-  double max_backoff_s = 30;
-  int park_after = 5;          // early deaths in a row that park a slot
-  // StepBatches actor `id` has sent the learner over the whole run
-  // (Learner::actor_step_batches). Null: every death counts as early.
-  std::function<uint64_t(int id)> step_batches;
+  // The env the actors run, as every line about a death names it (engine::env_text):
+  // "plugin /abs/libcatch.so (env Catch-v0)", "Python env envs:make (env Maze-v0)", "env CartPole-v1".
+  std::string env;
+  RestartRules rules;
+  // Env steps (resets excluded) actor `id` has sent the learner over the whole
+  // run (Learner::actor_env_steps): one that sent any since it started made
+  // progress. Null: every death counts as one without progress.
+  std::function<uint64_t(int id)> env_steps;
 };
+
+// One local actor slot now (LocalActors::slots).
+struct SlotState {
+  enum class State { kRunning, kBackingOff, kParked, kStopped };
+  int id = 0;
+  State state = State::kRunning;
+  pid_t pid = -1;
+  double restart_in_s = 0;   // kBackingOff: seconds until its restart
+  int deaths = 0;            // over the run
+  int deaths_in_window = 0;  // as of its last death
+  int hung = 0;              // of its deaths, the run killed it as hung
+  std::string last_death;    // describe() of its last death, "" = none
+};
+const char* state_name(SlotState::State state);  // "running", "backing off", "parked", "stopped"
+
+// The slots summed up, for the progress line and metrics rows.
+struct SlotCounts {
+  int running = 0;
+  int backing_off = 0;
+  double next_restart_in_s = 0;  // the soonest restart of a slot backing off
+  int parked = 0;
+  int deaths = 0;
+  int hung = 0;
+};
+SlotCounts count_slots(const std::vector<SlotState>& slots);
+// "" when no slot backs off, is parked or was killed as hung; else e.g.
+// " (1 backing off 8 s, 1 parked, 3 hung)" for the progress line.
+std::string slot_note(const SlotCounts& counts);
 
 class LocalActors {
  public:
@@ -91,15 +170,18 @@ class LocalActors {
   // own (after the learner's Bye), then SIGKILLs the rest and reaps them.
   void shutdown(double grace_s) EXCLUDES(mu_);
 
-  // SIGKILLs actor `id` (a hung one); it is restarted like any that dies.
-  // False when it is not running.
-  bool kill(int id) EXCLUDES(mu_);
+  // SIGKILLs actor `id` for `why` (kHung, kMemory: its cause and detail are
+  // what the death line says instead of the signal); its death counts and it
+  // is restarted like any other. False when it is not running.
+  bool kill(int id, Death why) EXCLUDES(mu_);
 
   int restarts() const EXCLUDES(mu_);
   // Pid of actor `id`, or -1 when it is not running.
   pid_t pid_of(int id) const EXCLUDES(mu_);
   // Every slot is parked (there is at least one).
   bool all_parked() const EXCLUDES(mu_);
+  // Every slot now, by id.
+  std::vector<SlotState> slots() const EXCLUDES(mu_);
 
   struct Parked {
     int id = 0;
@@ -109,10 +191,23 @@ class LocalActors {
   std::vector<Parked> take_parked() EXCLUDES(mu_);
 
  private:
+  struct Slot {
+    pid_t pid = -1;
+    uint64_t steps_at_start = 0;
+    double restart_at = -1;  // steady seconds; < 0: none pending
+    bool parked = false;
+    bool killing = false;    // kill() sent SIGKILL for `kill_reason`
+    Death kill_reason;
+    int deaths = 0;
+    int deaths_in_window = 0;
+    int hung = 0;
+    std::string last_death;
+  };
   pid_t spawn(int id) REQUIRES(mu_);
   void reap() EXCLUDES(mu_);
   void start_due() EXCLUDES(mu_);
   void on_exit(int id, pid_t pid, int status) REQUIRES(mu_);
+  void park(int id, const std::string& why) REQUIRES(mu_);
   bool all_gone() const REQUIRES(mu_);  // no actor is running
   std::string log_path(int id) const;
 
@@ -120,10 +215,7 @@ class LocalActors {
   mutable base::Mutex mu_;
   base::CondVar changed_;  // a child exited or started, a restart is due, or shutdown began
   RestartPolicy policy_ GUARDED_BY(mu_);
-  std::vector<pid_t> pids_ GUARDED_BY(mu_);              // -1 = not running
-  std::vector<uint64_t> batches_at_start_ GUARDED_BY(mu_);
-  std::vector<double> restart_at_ GUARDED_BY(mu_);       // steady seconds; < 0: none pending
-  std::vector<bool> parked_ GUARDED_BY(mu_);
+  std::vector<Slot> slots_ GUARDED_BY(mu_);
   std::vector<Parked> newly_parked_ GUARDED_BY(mu_);
   int restarts_ GUARDED_BY(mu_) = 0;
   bool stopping_ GUARDED_BY(mu_) = false;

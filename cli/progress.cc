@@ -46,18 +46,18 @@ std::string format_number(double v) {
   return std::isfinite(v) ? base::number_text(v, 4) : "-";
 }
 
-void Progress::update(double elapsed_s, const engine::LearnerStats& s, double fps,
-                      int actors_expected) {
+void Progress::update(double elapsed_s, const engine::LearnerStats& s, double fps, int actors_expected,
+                      const std::string& actors_note) {
   if (!enabled_) return;
   char line[256];
   std::snprintf(line, sizeof line,
                 "[%7.1fs] frames %7s  fps %6s  episodes %6s  return %7s  steps %6s  loss %8s  "
-                "actors %d/%d",
+                "actors %d/%d%s",
                 elapsed_s, format_count(static_cast<double>(s.frames)).c_str(),
                 format_count(fps).c_str(), format_count(static_cast<double>(s.episodes)).c_str(),
                 format_number(s.return_mean).c_str(),
                 format_count(static_cast<double>(s.optimizer_steps)).c_str(),
-                format_number(s.loss_total).c_str(), s.actors_connected, actors_expected);
+                format_number(s.loss_total).c_str(), s.actors_connected, actors_expected, actors_note.c_str());
   if (s.reward_shaping) {
     const size_t used = std::strlen(line);
     std::snprintf(line + used, sizeof line - used, "  shaped %s", format_number(s.shaped_return_mean).c_str());

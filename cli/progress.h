@@ -22,8 +22,10 @@ class Progress {
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
-  void update(double elapsed_s, const engine::LearnerStats& s, double fps, int actors_expected)
-      EXCLUDES(mu_);
+  // `actors_note` follows "actors N/M": the local slots that back off, are
+  // parked or were hung (cli/local_actors.h slot_note), "" when all is well.
+  void update(double elapsed_s, const engine::LearnerStats& s, double fps, int actors_expected,
+              const std::string& actors_note) EXCLUDES(mu_);
   // Ends an in-place line so later output starts on a fresh line.
   void finish() EXCLUDES(mu_);
   void set_enabled(bool enabled) { enabled_ = enabled; }

@@ -93,12 +93,15 @@ void warn_if_reference_blas() {
 
 // One metrics.jsonl row of the run's counters (docs/config.md "Run directory").
 engine::MetricsRow counters_row(const engine::LearnerStats& s, const engine::ExperimentConfig& cfg, double elapsed,
-                                double fps, int actor_restarts) {
+                                double fps, const LocalActors& actors) {
   engine::MetricsRow row;
   row.add("time_s", elapsed).add("fps", fps);
   add_counters(row, s, cfg.topology.eval_envs_per_actor > 0);
   // The version the training thread has applied: the rows' numbers are its.
-  row.add("actor_restarts", actor_restarts).add("config_version", static_cast<double>(s.applied_config_version));
+  const SlotCounts slots = count_slots(actors.slots());
+  row.add("actor_restarts", actors.restarts()).add("config_version", static_cast<double>(s.applied_config_version))
+      .add("actor_deaths", slots.deaths).add("actors_backing_off", slots.backing_off)
+      .add("actors_parked", slots.parked);
   return row;
 }
 
@@ -145,6 +148,7 @@ void Run::setup() {
   progress_ = std::make_unique<Progress>(!options_.quiet && cfg_.log.progress);
   last_frames_ = start.frames;
   open_control();
+  run_control_->set_local_actors(actors_.get());
   start_dashboard();
   next_tick_ = now_s() + cfg_.log.interval_s;
   next_checkpoint_ = cfg_.checkpoint.interval_s > 0 ? now_s() + cfg_.checkpoint.interval_s : 1e300;
@@ -253,7 +257,8 @@ void Run::check_stop_rules(const engine::LearnerStats& s, const engine::Experime
     diverged_ = true;
     stop_reason_ = s.failure;
   }
-  if (stop_reason_.empty() && rank() == 0) stop_reason_ = cli::stop_reason(live.stop, s);  // the others follow rank 0
+  // The others follow rank 0.
+  if (stop_reason_.empty() && rank() == 0) stop_reason_ = cli::stop_reason(live.stop, s, elapsed_s());
 }
 
 // The metrics row, the progress line, the stop rules and the periodic checkpoint.
@@ -273,14 +278,14 @@ void Run::log_tick(double now) {
   watch_actors(live, elapsed, s.actors_connected);
   report_record_off(s, elapsed);
   // A row that cannot be written is dropped; MetricsLog says so once per outage.
-  engine::MetricsRow row = counters_row(s, cfg_, elapsed, fps, actors_->restarts());
+  engine::MetricsRow row = counters_row(s, cfg_, elapsed, fps, *actors_);
   for (const auto& [key, json] : group_columns.fields()) row.add_json(key, json);  // each rank's, in a group
   if (group_) row.add("steps_without_batch", own.steps_without_batch);
   metrics_->append(row);
   if (tensorboard_) tensorboard_->flush();  // this tick's rows and events, fsync'd
   run_control_->sample_actors();  // the actors' rates over this interval, for `ctl status`
   if (dashboard_) dashboard_->set_status(run_control_->handle("status"));
-  progress_->update(elapsed, s, fps, cfg_.topology.actors);
+  progress_->update(elapsed, s, fps, cfg_.topology.actors, slot_note(count_slots(actors_->slots())));
 
   check_stop_rules(s, live);
   if (stop_reason_.empty() && rank() == 0 && now >= next_checkpoint_) {  // rank 0 checkpoints the group
@@ -307,11 +312,16 @@ void Run::log_tick(double now) {
   }
 }
 
-// Hung actors lose their slot (a local one is killed and restarted); parked
-// local slots are reported, and when every one is parked and no actor is
-// connected, the run stops: nothing would train any more.
+// Hung actors lose their slot (a local one is killed, which counts as its
+// death, and restarted or parked); parked local slots are reported, and when
+// every one is parked and no actor is connected, the run stops: nothing would
+// train any more.
 void Run::watch_actors(const engine::ExperimentConfig& live, double elapsed, int connected) {
-  for (int id : learner_->release_hung_actors(live.topology.actor_timeout_s)) actors_->kill(id);
+  for (const engine::HungActor& hung : learner_->release_hung_actors(live.topology.actor_timeout_s)) {
+    actors_->kill(hung.id, Death{Death::Cause::kHung, 0,
+                                 "no step batch for " + format_number(hung.silent_s) + " s (timeout " +
+                                     format_number(hung.timeout_s) + " s)"});
+  }
   for (const LocalActors::Parked& parked : actors_->take_parked()) {
     engine::MetricsRow event;
     event.add("time_s", elapsed).add("event", "actor_parked").add("actor", parked.id).add("reason", parked.message);
@@ -319,7 +329,12 @@ void Run::watch_actors(const engine::ExperimentConfig& live, double elapsed, int
   }
   if (actors_->all_parked() && connected == 0 && stop_reason_.empty()) {
     actors_failed_ = true;
-    stop_reason_ = "every local actor failed before its first step batch (see the messages above)";
+    std::string why;
+    for (const SlotState& slot : actors_->slots()) {
+      why += (why.empty() ? "" : "; ") + ("actor " + std::to_string(slot.id) + " " + slot.last_death);
+    }
+    stop_reason_ = "no actor can run: every local actor slot is parked after repeated failures of " +
+                   engine::env_text(cfg_.env) + " (" + why + ") and no remote actor is connected";
   }
 }
 
@@ -434,7 +449,7 @@ int Run::finish() {
   // The last row: every counter once nothing runs any more (steps the actors
   // made and episodes they ended during the stop are in it, and in the
   // experience log, but in no earlier row).
-  engine::MetricsRow stop_row = counters_row(final_stats, cfg_, elapsed, final_fps, actors_->restarts());
+  engine::MetricsRow stop_row = counters_row(final_stats, cfg_, elapsed, final_fps, *actors_);
   for (const auto& [key, json] : group_columns.fields()) stop_row.add_json(key, json);
   // Marked as a point of every metric it has (curves::is_point: plot, dashboard, TensorBoard).
   stop_row.add("event", "stop").add_json(curves::kCountersKey, "true").add("reason", stop_reason_);

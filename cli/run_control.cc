@@ -38,6 +38,20 @@ std::string field_json(const engine::FieldSchema& field, const engine::Experimen
   return engine::json_value(field.get(cfg));
 }
 
+// `status`'s "local_actors": one object per local slot.
+std::string slots_json(const std::vector<SlotState>& slots) {
+  std::string out = "[";
+  for (const SlotState& s : slots) {
+    engine::MetricsRow slot;
+    slot.add("id", s.id).add("state", state_name(s.state)).add("pid", s.pid).add("deaths", s.deaths)
+        .add("deaths_in_window", s.deaths_in_window).add("hung", s.hung);
+    if (s.state == SlotState::State::kBackingOff) slot.add("restart_in_s", s.restart_in_s);
+    if (!s.last_death.empty()) slot.add("last_death", s.last_death);
+    out += (out.size() > 1 ? ", " : "") + slot.to_json();
+  }
+  return out + "]";
+}
+
 }  // namespace
 
 std::string control_ok(const std::string& result_json) { return "{\"ok\": true, \"result\": " + result_json + "}"; }
@@ -110,6 +124,12 @@ std::string RunControl::status() {
       .add_json("paused", s.paused ? "true" : "false").add("actors_expected", c_.cfg.topology.actors);
   const engine::ActorList actors = c_.learner.actor_list(ActorRates::kMaxListed);
   row.add_json("actor_list", rates_.json(actors)).add("actors_not_listed", static_cast<double>(actors.not_listed));
+  if (local_actors_ != nullptr) {
+    const std::vector<SlotState> slots = local_actors_->slots();
+    const SlotCounts counts = count_slots(slots);
+    row.add("actors_backing_off", counts.backing_off).add("actors_parked", counts.parked)
+        .add("actor_deaths", counts.deaths).add_json("local_actors", slots_json(slots));
+  }
   return row.to_json();
 }
 

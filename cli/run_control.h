@@ -3,8 +3,10 @@
 // the run's control thread between two ticks.
 //
 //   help                       the commands
-//   status                     counters, return, config version, paused, and the
-//                              actors (at most 256, by id) with their rates; on rank 0
+//   status                     counters, return, config version, paused, the
+//                              actors (at most 256, by id) with their rates, and the
+//                              local actor slots (running, backing off, parked; their
+//                              deaths and the last one's cause); on rank 0
 //                              of a learner group the group's counters and fps, and
 //                              "ranks": each rank's numbers and the age of its report
 //   get [FIELD]                a field's value (all fields without one)
@@ -28,6 +30,7 @@
 #include "cli/actor_rates.h"
 #include "cli/hot_reload.h"
 #include "cli/learner_group.h"
+#include "cli/local_actors.h"
 #include "cli/progress.h"
 #include "engine/config/experiment_config.h"
 #include "engine/learner/learner.h"
@@ -57,6 +60,9 @@ class RunControl {
  public:
   explicit RunControl(RunContext context) : c_(context) {}
 
+  // The run's local actors, for `status` (borrowed; null: none listed).
+  void set_local_actors(const LocalActors* actors) { local_actors_ = actors; }
+
   // One request line -> one reply (JSON, no newline). Never throws.
   std::string handle(const std::string& request);
 
@@ -74,6 +80,7 @@ class RunControl {
 
   RunContext c_;
   ActorRates rates_;
+  const LocalActors* local_actors_ = nullptr;
 };
 
 // JSON replies of the control protocol.

@@ -4,11 +4,15 @@
 
 namespace moonseed::cli {
 
-std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s) {
+std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s, double wall_s) {
   // Means over fewer than 100 episodes are too noisy to stop on.
   constexpr int64_t kMinEpisodes = 100;
   if (stop.frames > 0 && s.frames >= stop.frames) return "reached stop.frames = " + std::to_string(stop.frames);
   if (stop.seconds > 0 && s.train_s >= stop.seconds) return "reached stop.seconds = " + format_number(stop.seconds);
+  if (stop.wall_seconds > 0 && wall_s >= stop.wall_seconds) {
+    return "reached stop.wall_seconds = " + format_number(stop.wall_seconds) + " (" + format_number(s.train_s) +
+           " s of it training)";
+  }
   // The env's own return unless stop.on_shaped_return.
   const bool shaped = stop.on_shaped_return;
   const double ret = shaped ? s.shaped_return_mean : s.return_mean;

@@ -20,14 +20,15 @@ namespace moonseed::cli {
 
 // Why the run stops now, or "" to go on: the first of stop.frames (env
 // frames received, s.frames), stop.seconds (seconds of training, s.train_s:
-// from the first training batch, not from the start of the run),
-// stop.return_mean (once 100 episodes have ended) and stop.eval_return_mean
+// from the first training batch, not from the start of the run: never, when
+// no first batch forms), stop.wall_seconds (`wall_s`, the run's time_s: wall
+// time from its start, whether data arrives or not), stop.return_mean (once 100 episodes have ended) and stop.eval_return_mean
 // (once 100 evaluation episodes have). A rule at 0 is off. The return rules
 // compare the env's own return (return_mean, eval_return_mean), the shaped
 // one when stop.on_shaped_return. `stop` has its schedules applied at
 // s.frames. The control loop checks them every kStopCheckPeriod_s seconds,
 // whatever log.interval_s is.
-std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s);
+std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerStats& s, double wall_s = 0);
 constexpr double kStopCheckPeriod_s = 0.05;
 
 // Adds the learner's counters to `row`: frames, episodes, returns (the env's;

@@ -364,8 +364,13 @@ void Run::start_serving() {
   const engine::TopologyConfig mine = rank_config(cfg_, rank()).topology;  // this rank's share
   actor_options.count = mine.local_actors < 0 ? mine.actors : std::min(mine.local_actors, mine.actors);
   actor_options.log_dir = dir_->path() + "/actors";
-  // An actor that sent a step batch since it started did work: it is restarted at once when it dies.
-  actor_options.step_batches = [learner = learner_.get()](int id) { return learner->actor_step_batches(id); };
+  actor_options.env = engine::env_text(cfg_.env);
+  actor_options.rules.deaths_to_park = cfg_.topology.actor_deaths_to_park;
+  actor_options.rules.window_s = cfg_.topology.actor_death_window_s;
+  actor_options.rules.max_backoff_s = cfg_.topology.actor_max_backoff_s;
+  actor_options.rules.first_backoff_s = std::min(1.0, cfg_.topology.actor_max_backoff_s);
+  // An actor that sent env steps beyond its reset since it started made progress (RestartPolicy).
+  actor_options.env_steps = [learner = learner_.get()](int id) { return learner->actor_env_steps(id); };
   actors_ = std::make_unique<LocalActors>(actor_options);
   actors_->start();
 

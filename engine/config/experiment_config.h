@@ -34,6 +34,10 @@ struct EnvConfig {
   envs::WrapperList wrappers;
 };
 
+// The env as lines about actors name it: "plugin /abs/libcatch.so (env Catch-v0)", "Python env
+// my_envs:make_maze (env Maze-v0)" or "env CartPole-v1" (engine/config/values.cc).
+std::string env_text(const EnvConfig& env);
+
 struct VTraceConfig {
   double gamma = 0.99;
   double lambda = 1.0;
@@ -93,6 +97,12 @@ struct TopologyConfig {
   std::string transport = "unix";  // "unix" | "tcp"
   std::string listen;              // "" = choose (unix: RUN_DIR/learner.sock; tcp: 127.0.0.1:0)
   double actor_timeout_s = 30;     // an actor silent this long (or 20 of its step times) is hung; 0 = never
+  // A local actor slot that keeps dying (cli/local_actors.h RestartPolicy): this many deaths within
+  // actor_death_window_s park it (0 = never); the first half restart at once, the rest back off
+  // 1 s doubling to actor_max_backoff_s.
+  int actor_deaths_to_park = 10;
+  double actor_death_window_s = 600;
+  double actor_max_backoff_s = 30;
   // A learner group (docs/distributed.md): `learners` ranks train one model data-parallel.
   int learners = 1;
   int rank = 0;                    // this process's rank (--rank)
@@ -121,7 +131,8 @@ struct LearnerConfig {
 
 struct StopConfig {
   int64_t frames = 0;        // 0 = no limit
-  double seconds = 0;        // 0 = no limit
+  double seconds = 0;        // seconds of training (train_time_s); 0 = no limit
+  double wall_seconds = 0;   // seconds of the run's wall time (time_s), data or not; 0 = no limit
   double return_mean = 0;    // stop once mean return over the last 100 episodes reaches it; 0 = off
   double eval_return_mean = 0;  // the same over evaluation envs' episodes (topology.eval_envs_per_actor); 0 = off
   // The two rules above compare the env's own return (before reward shaping);

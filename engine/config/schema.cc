@@ -236,6 +236,15 @@ std::vector<FieldSchema> build_schema() {
       number(MOONSEED_FIELD(topology.actor_timeout_s), 0, 86400, kHot,
              "an actor that owes a step batch and is silent this long (or 20 of its usual step times, if "
              "longer) is hung: its slot is freed, a local one restarted; 0 never"),
+      integer(MOONSEED_FIELD(topology.actor_deaths_to_park), 0, 1000000, kRestart,
+              "a local actor slot that dies (exits, crashes, is killed, hangs) this many times within "
+              "topology.actor_death_window_s is parked: not restarted again, with the reason; the first half of "
+              "them restart at once, the rest back off 1 s doubling to topology.actor_max_backoff_s; 0 never "
+              "parks (an actor that never makes progress is still parked after 5 deaths in a row)"),
+      number(MOONSEED_FIELD(topology.actor_death_window_s), 1, 1e9, kRestart,
+             "how far back the deaths of a local actor slot count (topology.actor_deaths_to_park)"),
+      number(MOONSEED_FIELD(topology.actor_max_backoff_s), 0, 86400, kRestart,
+             "the longest wait before restarting a local actor that keeps dying"),
 
       integer(MOONSEED_FIELD(topology.learners), 1, 64, kRestart,
               "learner ranks training one model data-parallel, gradients averaged every step (docs/distributed.md); "
@@ -278,8 +287,13 @@ std::vector<FieldSchema> build_schema() {
               "stop after this many env frames received (`frames`); acting stops right there, at most one "
               "inference batch past it (a resumed run counts on from its checkpoint); 0 = no limit"),
       number(MOONSEED_FIELD(stop.seconds), 0, kInf, kHot,
-             "stop after this many seconds of training (`train_time_s`: from the first training batch, so "
-             "the actors' start-up is not counted; a resumed run counts on from its checkpoint); 0 = no limit"),
+             "stop after this many seconds of training (`train_time_s`: from the first training batch on, so "
+             "the actors' start-up is not counted, and a run whose actors never deliver a first batch (they "
+             "hang or keep dying) never reaches it; a resumed run counts on from its checkpoint); 0 = no limit. "
+             "For a limit on the clock, stop.wall_seconds"),
+      number(MOONSEED_FIELD(stop.wall_seconds), 0, kInf, kHot,
+             "stop after this many seconds of wall time (`time_s`: from the run's start, whether data arrives "
+             "or not; a resumed run counts on from its checkpoint's time_s); 0 = no limit"),
       number(MOONSEED_FIELD(stop.return_mean), -kInf, kInf, kHot,
              "stop once the mean env return of the last 100 episodes reaches this (not before 100 have "
              "ended); 0 = off"),
@@ -366,11 +380,12 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [optimizer_kind, lr, eps, rmsprop_alpha, rmsprop_momentum, max_grad_norm,
                           lr_decay_frames] = c.optimizer;
   [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, eval_envs_per_actor, local_actors, transport,
-                          listen, actor_timeout_s, learners, rank, rendezvous, group_timeout_s,
+                          listen, actor_timeout_s, actor_deaths_to_park, actor_death_window_s,
+                          actor_max_backoff_s, learners, rank, rendezvous, group_timeout_s,
                           weights_check_every] = c.topology;
   [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device, nonfinite] = c.inference;
   [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;
-  [[maybe_unused]] auto& [frames, seconds, return_mean, eval_return_mean, on_shaped_return] = c.stop;
+  [[maybe_unused]] auto& [frames, seconds, wall_seconds, return_mean, eval_return_mean, on_shaped_return] = c.stop;
   [[maybe_unused]] auto& [interval_s, progress, tensorboard] = c.log;
   [[maybe_unused]] auto& [checkpoint_interval_s, keep] = c.checkpoint;
   [[maybe_unused]] auto& [record_enabled, record_dir, full_queue, queue_mb, chunk_kb, segment_mb, segment_age_s,

@@ -337,4 +337,10 @@ std::string json_value(const FieldValue& value) {
   return out + "}";
 }
 
+std::string env_text(const EnvConfig& env) {
+  if (!env.plugin.empty()) return "plugin " + env.plugin + " (env " + env.id + ")";
+  if (!env.python.empty()) return "Python env " + env.python + " (env " + env.id + ")";
+  return "env " + env.id;
+}
+
 }  // namespace moonseed::engine

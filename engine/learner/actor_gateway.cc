@@ -203,8 +203,8 @@ ActorEvent ActorGateway::event_of(ActorEvent::Kind kind, int id, std::string tex
   return event;
 }
 
-std::vector<int> ActorGateway::release_hung(double timeout_s) {
-  std::vector<int> released;
+std::vector<HungActor> ActorGateway::release_hung(double timeout_s) {
+  std::vector<HungActor> released;
   std::vector<std::pair<std::shared_ptr<rpc::ActorLink>, std::string>> byes;
   std::vector<ActorEvent> events;
   {
@@ -223,12 +223,17 @@ std::vector<int> ActorGateway::release_hung(double timeout_s) {
       watch_.disconnected(silence.actor_id);
       events.push_back(event_of(ActorEvent::Kind::kHung, silence.actor_id, reason + "; its slot is free"));
       byes.emplace_back(std::move(link), reason);
-      released.push_back(silence.actor_id);
+      released.push_back(HungActor{silence.actor_id, silence.silent_s, silence.timeout_s});
     }
   }
   for (auto& [link, reason] : byes) link->send_reconnect(reason);
   for (ActorEvent& event : events) record(std::move(event));
   return released;
+}
+
+uint64_t ActorGateway::env_steps(int id) const {
+  if (id < 0 || id >= config_.topology.actors) return 0;
+  return frames_[static_cast<size_t>(id)].load(std::memory_order_relaxed);
 }
 
 rpc::Admission ActorGateway::on_hello(const rpc::Hello& hello) {

@@ -129,8 +129,8 @@ class ActorGateway final : public rpc::ActorService {
   // silent longer than max(timeout_s, ActorWatch::kStepMultiple x its usual
   // step time), with a Bye that asks it to reconnect, and frees its slot now
   // (a replacement may connect at once). Logs and records a kHung event for
-  // each. Returns their slots. timeout_s <= 0: nothing is hung.
-  std::vector<int> release_hung(double timeout_s) EXCLUDES(actors_mu_, events_mu_);
+  // each. Returns them, by slot. timeout_s <= 0: nothing is hung.
+  std::vector<HungActor> release_hung(double timeout_s) EXCLUDES(actors_mu_, events_mu_);
 
   // The run is ending: leaves from now on are recorded but not logged.
   void expect_leaves() { expect_leaves_.store(true, std::memory_order_relaxed); }
@@ -142,6 +142,9 @@ class ActorGateway final : public rpc::ActorService {
   // StepBatches actor slot `id` has sent over all its connections: a local
   // actor's supervisor tells one that worked from one that died at start.
   uint64_t step_batches(int id) const { return watch_.batches(id); }
+  // Env steps slot `id` has sent over all its connections, resets excluded:
+  // progress beyond the reset batch every connection starts with.
+  uint64_t env_steps(int id) const;
 
   // rpc::ActorService
   rpc::Admission on_hello(const rpc::Hello& hello) EXCLUDES(actors_mu_, boundary_mu_) override;

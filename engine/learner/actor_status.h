@@ -25,6 +25,14 @@ struct ActorStatus {
   double connected_s = std::numeric_limits<double>::quiet_NaN();
 };
 
+// An actor that ActorGateway::release_hung let go: its slot, how long it was
+// silent, and the timeout it was allowed.
+struct HungActor {
+  int32_t id = 0;
+  double silent_s = 0;
+  double timeout_s = 0;
+};
+
 // The slots that were ever connected, by id, at most as many as asked for.
 struct ActorList {
   std::vector<ActorStatus> actors;

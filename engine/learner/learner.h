@@ -186,10 +186,13 @@ class Learner {
   std::vector<ActorEvent> take_actor_events();
   // Frees the slot of every actor silent for longer than its timeout (at
   // least `timeout_s`; ActorGateway::release_hung) and tells it to reconnect.
-  // Returns their ids. Thread-safe.
-  std::vector<int> release_hung_actors(double timeout_s);
+  // Returns them. Thread-safe.
+  std::vector<HungActor> release_hung_actors(double timeout_s);
   // StepBatches actor `actor_id` has sent over all its connections. Thread-safe.
   uint64_t actor_step_batches(int actor_id) const;
+  // Env steps actor `actor_id` has sent over all its connections, resets
+  // excluded (its progress; 0 for an id out of range). Thread-safe.
+  uint64_t actor_env_steps(int actor_id) const;
   // The actor slots ever connected, by id, at most `limit` of them: connected
   // or not, host, pid, env steps received, connections, seconds connected
   // (ActorGateway::actor_list). Apart from stats(), which the control loop

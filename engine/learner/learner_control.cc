@@ -279,9 +279,11 @@ LearnerStats Learner::stats() const {
 
 std::vector<ActorEvent> Learner::take_actor_events() { return impl_->gateway.take_events(); }
 
-std::vector<int> Learner::release_hung_actors(double timeout_s) { return impl_->gateway.release_hung(timeout_s); }
+std::vector<HungActor> Learner::release_hung_actors(double timeout_s) { return impl_->gateway.release_hung(timeout_s); }
 
 uint64_t Learner::actor_step_batches(int actor_id) const { return impl_->gateway.step_batches(actor_id); }
+
+uint64_t Learner::actor_env_steps(int actor_id) const { return impl_->gateway.env_steps(actor_id); }
 
 ActorList Learner::actor_list(size_t limit) const { return impl_->gateway.actor_list(limit); }
 

@@ -49,6 +49,18 @@ TEST(StopReason, SecondsCountTrainingTime) {
   EXPECT_EQ(stop_reason(stop, stats(0, 0, 0, 2.5)), "reached stop.seconds = 2.5");
 }
 
+// stop.wall_seconds counts the run's wall time, whether training ran in it or
+// not (actors that hang before a first training batch: train_s never starts).
+TEST(StopReason, WallSecondsCountTheClockEvenWithoutTraining) {
+  engine::StopConfig stop;
+  stop.wall_seconds = 10;
+  EXPECT_EQ(stop_reason(stop, stats(0, 0, 0, 0), 9.99), "");
+  EXPECT_EQ(stop_reason(stop, stats(0, 0, 0, 0), 10), "reached stop.wall_seconds = 10 (0 s of it training)");
+  stop.seconds = 5;
+  EXPECT_EQ(stop_reason(stop, stats(0, 0, 0, 1.5), 12), "reached stop.wall_seconds = 10 (1.5 s of it training)")
+      << "stop.seconds is far from reached: training stood still";
+}
+
 TEST(StopReason, ReturnMeanNeedsAHundredEpisodes) {
   engine::StopConfig stop;
   stop.return_mean = 475;

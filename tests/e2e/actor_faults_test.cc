@@ -96,6 +96,8 @@ TEST(ActorFaults, FourActorsKilledAtAFixedRateStayMostlyConnectedAndRejoinFast) 
     ++rejoins;
   }
   EXPECT_EQ(rejoins, kKills) << read_file(run.log);
+  // Four deaths of each slot within the death window are fewer than half of topology.actor_deaths_to_park.
+  EXPECT_EQ(read_file(run.log).find("; restarting in "), std::string::npos) << "every kill restarted at once";
   // The share of metrics rows, while the kills went on, with at least 3 of 4 actors connected.
   int rows = 0, three_or_more = 0;
   for (const MetricsRow& r : run.metrics()) {
@@ -129,6 +131,17 @@ TEST(ActorFaults, AStoppedLocalActorIsReportedKilledAndReplaced) {
   const double frames = last(run.metrics(), "frames");
   EXPECT_TRUE(eventually(60, [&] { return last(run.metrics(), "frames") > frames; }));
   EXPECT_NE(read_file(run.log).find("is hung: no step batch for"), std::string::npos) << read_file(run.log);
+  // The kill was a death of slot 0, with the hang as its cause: in the line, the rows and `ctl status`.
+  EXPECT_NE(read_file(run.log).find("actor 0 (env CartPole-v1, pid " + std::to_string(victim) +
+                                    ") hung: no step batch for "),
+            std::string::npos)
+      << read_file(run.log);
+  EXPECT_EQ(last(run.metrics(), "actor_deaths"), 1);
+  const std::string status =
+      run_to_end({kBinary, "ctl", run.run_dir(), "status"}, run.runs_dir + "/ctl.log", 60).output;
+  EXPECT_NE(status.find("\"local_actors\": [{\"id\": 0, \"state\": \"running\""), std::string::npos) << status;
+  EXPECT_NE(status.find("\"hung\": 1, \"last_death\": \"hung: no step batch for "), std::string::npos) << status;
+  EXPECT_NE(status.find("\"actors_parked\": 0"), std::string::npos) << status;
   learner.signal(SIGTERM);
   EXPECT_EQ(learner.wait(60), std::optional<int>(0)) << read_file(run.log);
   EXPECT_TRUE(of_actor(events(run, "actor_hung"), 1).empty()) << "the healthy actor was left alone";
@@ -256,11 +269,12 @@ TEST(ActorFaults, ActorsThatFailAtStartAreParkedAndTheRunStopsQuotingTheirLog) {
   ASSERT_TRUE(code.has_value()) << read_file(run.log);
   EXPECT_EQ(*code, 1) << read_file(run.log);
   const std::string log = read_file(run.log);
-  EXPECT_NE(log.find("exited with code 127 before its first step batch, 5 times in a row: not restarting it"),
+  EXPECT_NE(log.find("(env CartPole-v1, pid "), std::string::npos) << log;
+  EXPECT_NE(log.find("exited with code 127 before its first env step, 5 times in a row: not restarting it"),
             std::string::npos)
       << log;
   EXPECT_NE(log.find("    moonseed-actor: error while loading shared libraries"), std::string::npos) << log;
-  EXPECT_NE(log.find("every local actor failed before its first step batch"), std::string::npos) << log;
+  EXPECT_NE(log.find("stopped: no actor can run: every local actor slot is parked"), std::string::npos) << log;
   EXPECT_EQ(events(run, "actor_parked").size(), 2u);
   EXPECT_EQ(events(run, "stop").size(), 1u);
   std::filesystem::remove_all(dir);

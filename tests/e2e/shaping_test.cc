@@ -221,12 +221,35 @@ TEST_F(ShapedRun, AShapingFunctionThatNeverReturnsEndsItsActorsWithANamedLineThe
   save_like_an_editor(script_, replaced(kScript, "    for i = 0, n - 1 do\n",
                                         "    if n > 1 then while true do end end\n    for i = 0, n - 1 do\n"));
   learner_.emplace(std::vector<std::string>{kBinary, "run", script_, "runs_dir=" + dir_ + "/runs"}, log_);
-  // The actors call it on their reset observations, before their first step batch.
+  // The actors call it on their reset observations, before their first env step.
   EXPECT_TRUE(eventually(60, [&] {
-    return logged("exited with code 5 before its first step batch; restarting in 1 s; its log ends: "
+    return logged("exited with code 5 before its first env step; restarting in 1 s; its log ends: "
                   "moonseed actor: reward_shaping at " + script_ +
                   ":10 ran for more than 1 s; stopping this actor (exit code 5)");
   })) << log();
+}
+
+TEST_F(ShapedRun, AShapingFunctionThatLoopsAfterSomeCallsIsParkedAndTheRunExitsSayingWhy) {
+  // It passes the loader's trial call and the actors' first 40 calls (a global counts them in
+  // each actor process), then loops: every actor life makes progress, then the call watchdog ends it.
+  save_like_an_editor(script_, replaced(kScript, "    for i = 0, n - 1 do\n",
+                                        "    calls = (calls or 0) + 1\n"
+                                        "    if n > 1 and calls > 40 then while true do end end\n"
+                                        "    for i = 0, n - 1 do\n"));
+  learner_.emplace(std::vector<std::string>{kBinary, "run", script_, "runs_dir=" + dir_ + "/runs",
+                                            "topology.actor_deaths_to_park=4", "topology.actor_max_backoff_s=1"},
+                   log_);
+  const std::optional<int> code = learner_->wait(180);
+  ASSERT_TRUE(code.has_value()) << "the run never ended\n" << log();
+  EXPECT_EQ(*code, 1) << log();
+  EXPECT_TRUE(logged("actor 0 (env CartPole-v1, pid ")) << log();
+  EXPECT_TRUE(logged(") exited with code 5; restarting now; its log ends: moonseed actor: reward_shaping at " + script_))
+      << log();
+  EXPECT_TRUE(logged(") exited with code 5, 4 deaths in 600 s: not restarting it; the end of")) << log();
+  EXPECT_TRUE(logged("stopped: no actor can run: every local actor slot is parked after repeated failures of env "
+                     "CartPole-v1")) << log();
+  EXPECT_GT(latest("frames"), 0) << "it worked in between";
+  EXPECT_LE(latest("actor_restarts"), 6);
 }
 
 }  // namespace

@@ -67,6 +67,9 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.topology.transport = "tcp";
   c.topology.listen = "127.0.0.1:4000";
   c.topology.actor_timeout_s = 12.5;
+  c.topology.actor_deaths_to_park = 7;
+  c.topology.actor_death_window_s = 120.5;
+  c.topology.actor_max_backoff_s = 4.5;
   c.topology.learners = 3;
   c.topology.rank = 2;
   c.topology.rendezvous = "tcp:node001:29500";
@@ -84,6 +87,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.learner.torch_threads = 2;
   c.stop.frames = 5000000;
   c.stop.seconds = 90.5;
+  c.stop.wall_seconds = 300.5;
   c.stop.return_mean = -150;
   c.stop.eval_return_mean = 180;
   c.stop.on_shaped_return = true;

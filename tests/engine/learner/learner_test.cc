@@ -261,12 +261,14 @@ TEST(Learner, AHungActorIsToldToReconnectAndItsSlotIsFreeAtOnce) {
   exchange(hung, 1, 0, {envs::kFirst, envs::kFirst}, 0);
   EXPECT_TRUE(s.learner.release_hung_actors(60).empty()) << "a minute has not passed";
   EXPECT_TRUE(s.learner.release_hung_actors(0).empty()) << "a timeout of 0 is off";
-  std::vector<int> released;
+  std::vector<HungActor> released;
   for (int i = 0; i < 500 && released.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     released = s.learner.release_hung_actors(0.05);
   }
-  ASSERT_EQ(released, std::vector<int>{0});
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0].id, 0);
+  EXPECT_GE(released[0].silent_s, released[0].timeout_s);
   // The slot is free before the hung connection is closed: a replacement gets it.
   rpc::Client replacement = rpc::Client::connect(s.address, std::chrono::seconds(5));
   rpc::Hello same_id;
@@ -287,6 +289,8 @@ TEST(Learner, AHungActorIsToldToReconnectAndItsSlotIsFreeAtOnce) {
   exchange(replacement, 1, 0, {envs::kFirst, envs::kFirst}, 0);
   EXPECT_EQ(s.learner.stats().actors_connected, 1);
   EXPECT_EQ(s.learner.actor_step_batches(0), 2u);
+  // Both batches held reset observations only: no progress, as a local actor's supervisor counts it.
+  EXPECT_EQ(s.learner.actor_env_steps(0), 0u);
   replacement.close();
 }
 
@@ -297,13 +301,14 @@ TEST(Learner, AClientThatOnlySaysHelloLosesItsSlotAtTheActorTimeout) {
   rpc::Client silent = rpc::Client::connect(s.address, std::chrono::seconds(5));
   EXPECT_EQ(silent.hello(rpc::Hello{}).actor_id, 0);
   ::testing::internal::CaptureStderr();
-  std::vector<int> released;
+  std::vector<HungActor> released;
   for (int i = 0; i < 500 && released.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     released = s.learner.release_hung_actors(0.05);
   }
   ::testing::internal::GetCapturedStderr();
-  ASSERT_EQ(released, std::vector<int>{0});
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released[0].id, 0);
   rpc::Incoming incoming = silent.receive(std::chrono::seconds(10));
   const auto* bye = std::get_if<rpc::Bye>(&incoming);
   ASSERT_NE(bye, nullptr);

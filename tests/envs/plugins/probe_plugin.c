@@ -14,6 +14,8 @@
  *   fail_step_every   every N-th step of an instance fails (after scribbling over obs)
  *   fail_reset        reset fails
  *   crash_at_step     the N-th step of the process raises SIGSEGV
+ *   hang_at_step      the N-th step of the process never returns (sleeps forever)
+ *   exit_at_step      the N-th step of the process calls exit(0)
  *   crash_in_create   create raises SIGSEGV
  *   overflow_at_step  the N-th step of an instance writes one float past the observation
  *   leak_mb_per_step  each step of the process allocates this many MiB, touches them and keeps
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "moonseed_env.h"
 
@@ -42,6 +45,8 @@ struct moonseed_env {
 static char create_error[128];
 static long process_steps;
 static long crash_at_step;
+static long hang_at_step;
+static long exit_at_step;
 static long leak_mb_per_step;
 static char* volatile leaked; /* the newest leaked block: the compiler keeps the writes */
 
@@ -66,6 +71,8 @@ static moonseed_env* probe_create(const char* id, const struct moonseed_env_opti
     else if (strcmp(k, "fail_step_every") == 0) env.fail_step_every = v;
     else if (strcmp(k, "fail_reset") == 0) env.fail_reset = v;
     else if (strcmp(k, "crash_at_step") == 0) crash_at_step = v;
+    else if (strcmp(k, "hang_at_step") == 0) hang_at_step = v;
+    else if (strcmp(k, "exit_at_step") == 0) exit_at_step = v;
     else if (strcmp(k, "crash_in_create") == 0) crash_in_create = v;
     else if (strcmp(k, "leak_mb_per_step") == 0) leak_mb_per_step = v;
     else if (strcmp(k, "overflow_at_step") == 0) env.overflow_at_step = v;
@@ -156,7 +163,10 @@ static int probe_reset(moonseed_env* env, int has_seed, uint64_t seed, void* obs
 
 static int probe_step(moonseed_env* env, const void* action, void* obs, float* reward, int* terminated,
                       int* truncated) {
-  if (crash_at_step > 0 && ++process_steps >= crash_at_step) raise(SIGSEGV);
+  ++process_steps;
+  if (crash_at_step > 0 && process_steps >= crash_at_step) raise(SIGSEGV);
+  if (exit_at_step > 0 && process_steps >= exit_at_step) exit(0);
+  while (hang_at_step > 0 && process_steps >= hang_at_step) sleep(1);
   if (leak_mb_per_step > 0) {
     /* Lost on purpose: each block is touched, so it is resident, and never freed. */
     const size_t bytes = (size_t)leak_mb_per_step << 20;
