@@ -12,10 +12,12 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
 #include "base/log.h"
+#include "cli/actor_memory.h"
 
 namespace moonseed::cli {
 namespace {
@@ -159,9 +161,56 @@ std::string LocalActors::log_path(int id) const {
 
 void LocalActors::start() {
   base::MutexLock lock(mu_);
+  oom_samples_.emplace_back(now_s(), kernel_oom_kills());
   for (int id = 0; id < options_.count; ++id) slots_[static_cast<size_t>(id)].pid = spawn(id);
   reaper_ = std::thread([this] { reap(); });
   starter_ = std::thread([this] { start_due(); });
+  watcher_ = std::thread([this] { watch_memory(); });
+}
+
+int64_t LocalActors::oom_kills_before(double now) const {
+  // A kill is counted before its process is reaped: a sample taken within
+  // kMargin of the death may already count it.
+  constexpr double kMargin = 1.0;
+  int64_t count = oom_samples_.empty() ? -1 : oom_samples_.front().second;
+  for (const auto& [at, kills] : oom_samples_) {
+    if (at <= now - kMargin) count = kills;
+  }
+  return count;
+}
+
+// Reads every running actor's memory without the lock (a pass over /proc),
+// then kills those over the limit, unless they ended or were replaced meanwhile.
+void LocalActors::watch_memory() {
+  base::MutexLock lock(mu_);
+  constexpr double kKeepSamplesS = 5;
+  while (!stopping_) {
+    const double now = now_s();
+    oom_samples_.emplace_back(now, kernel_oom_kills());
+    while (oom_samples_.size() > 2 && oom_samples_[1].first < now - kKeepSamplesS) oom_samples_.pop_front();
+    std::vector<pid_t> groups;
+    for (const Slot& slot : slots_) {
+      if (slot.pid > 0 && !slot.killing) groups.push_back(slot.pid);  // each actor leads its own group
+    }
+    if (options_.memory_limit_bytes <= 0) groups.clear();
+    lock.unlock();
+    const std::map<pid_t, int64_t> memory = resident_bytes_by_group(groups);
+    lock.lock();
+    for (int id = 0; id < options_.count; ++id) {
+      Slot& slot = slots_[static_cast<size_t>(id)];
+      const auto it = slot.pid > 0 ? memory.find(slot.pid) : memory.end();
+      if (it == memory.end()) continue;
+      slot.memory_bytes = it->second;
+      if (slot.killing || it->second < options_.memory_limit_bytes) continue;
+      // The whole group: what the env started holds memory too.
+      if (::kill(-slot.pid, SIGKILL) != 0 && ::kill(slot.pid, SIGKILL) != 0) continue;
+      slot.killing = true;
+      slot.kill_reason = Death{Death::Cause::kMemory, 0,
+                               "its processes held " + memory_text(it->second) + ", over topology.actor_memory_mb = " +
+                                   std::to_string(options_.memory_limit_bytes >> 20)};
+    }
+    changed_.wait_for(lock, std::chrono::duration<double>(options_.memory_check_s));
+  }
 }
 
 int own_oom_score_adj() {
@@ -263,7 +312,16 @@ void LocalActors::on_exit(int id, pid_t pid, int status) {
   const bool killed_by_run = slot.killing;
   slot.killing = false;
   if (stopping_) return;  // the run's own shutdown: not a death
-  const Death death = killed_by_run ? slot.kill_reason : death_of_status(status);
+  Death death = killed_by_run ? slot.kill_reason : death_of_status(status);
+  // A SIGKILL nobody here sent while the kernel's OOM killer acted: memory ran out (on the host or
+  // in the run's cgroup) and the kernel chose this actor, as its oom_score_adj asks.
+  const int64_t before = oom_kills_before(now_s());
+  if (!killed_by_run && death.cause == Death::Cause::kSignaled && death.code == SIGKILL && before >= 0 &&
+      kernel_oom_kills() > before) {
+    death = Death{Death::Cause::kMemory, SIGKILL,
+                  "the kernel's OOM killer ended it (memory ran out on this host or in the run's cgroup)"};
+  }
+  slot.memory_bytes = -1;
   const bool worked = options_.env_steps && options_.env_steps(id) > slot.steps_at_start;
   const RestartPolicy::Decision d = policy_.on_exit(id, worked, now_s());
   ++slot.deaths;
@@ -369,6 +427,7 @@ void LocalActors::shutdown(double grace_s) {
   lock.unlock();
   reaper_.join();
   starter_.join();
+  if (watcher_.joinable()) watcher_.join();
 }
 
 bool LocalActors::kill(int id, Death why) {
@@ -409,6 +468,7 @@ std::vector<SlotState> LocalActors::slots() const {
     s.deaths_in_window = slot.deaths_in_window;
     s.hung = slot.hung;
     s.last_death = slot.last_death;
+    s.memory_bytes = slot.memory_bytes;
     if (slot.parked) {
       s.state = SlotState::State::kParked;
     } else if (slot.pid > 0) {

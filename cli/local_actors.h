@@ -23,15 +23,23 @@
 // last line of its log), later ones in one short line each, and there are at
 // most deaths_to_park of them per window.
 //
+// Memory (cli/actor_memory.h): a watcher samples the kernel's OOM kill count;
+// with memory_limit_bytes it also reads each running actor's memory (its process group's anonymous resident memory) every
+// memory_check_s and kills an actor over the limit, whole process group, as a
+// kMemory death. An actor that dies of a SIGKILL the run did not send while the
+// kernel's OOM kill count rose was killed by the kernel for memory: also a
+// kMemory death, said as such.
+//
 // Threads: a reaper (waitpid) records deaths and decides; a starter starts
-// each slot when its time comes. The public methods may be called from any
-// thread.
+// each slot when its time comes; a watcher samples memory. The public
+// methods may be called from any thread.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <functional>
 #include <string>
 #include <thread>
@@ -124,6 +132,11 @@ struct LocalActorsOptions {
   // run (Learner::actor_env_steps): one that sent any since it started made
   // progress. Null: every death counts as one without progress.
   std::function<uint64_t(int id)> env_steps;
+  // topology.actor_memory_mb in bytes: an actor whose memory reaches it is
+  // killed for memory (0: no limit); read every memory_check_s, which is also
+  // how often the kernel's OOM kill count is sampled.
+  int64_t memory_limit_bytes = 0;
+  double memory_check_s = 0.25;
 };
 
 // One local actor slot now (LocalActors::slots).
@@ -137,6 +150,7 @@ struct SlotState {
   int deaths_in_window = 0;  // as of its last death
   int hung = 0;              // of its deaths, the run killed it as hung
   std::string last_death;    // describe() of its last death, "" = none
+  int64_t memory_bytes = -1; // as the memory watcher last read it; -1 = not watched
 };
 const char* state_name(SlotState::State state);  // "running", "backing off", "parked", "stopped"
 
@@ -202,10 +216,12 @@ class LocalActors {
     int deaths_in_window = 0;
     int hung = 0;
     std::string last_death;
+    int64_t memory_bytes = -1;
   };
   pid_t spawn(int id) REQUIRES(mu_);
   void reap() EXCLUDES(mu_);
   void start_due() EXCLUDES(mu_);
+  void watch_memory() EXCLUDES(mu_);
   void on_exit(int id, pid_t pid, int status) REQUIRES(mu_);
   void park(int id, const std::string& why) REQUIRES(mu_);
   bool all_gone() const REQUIRES(mu_);  // no actor is running
@@ -219,8 +235,15 @@ class LocalActors {
   std::vector<Parked> newly_parked_ GUARDED_BY(mu_);
   int restarts_ GUARDED_BY(mu_) = 0;
   bool stopping_ GUARDED_BY(mu_) = false;
+  // The kernel's OOM kill count (kernel_oom_kills()) as the watcher read it,
+  // with when (steady seconds), newest last, the last few seconds of them: a
+  // death compares the count with its value a moment before.
+  std::deque<std::pair<double, int64_t>> oom_samples_ GUARDED_BY(mu_);
+  // The count a death compares with: the newest sample from before that moment.
+  int64_t oom_kills_before(double now) const REQUIRES(mu_);
   std::thread reaper_;   // runs reap()
   std::thread starter_;  // runs start_due()
+  std::thread watcher_;  // runs watch_memory()
 };
 
 // The last `lines` lines of the file at `path` (at most its last 64 KiB), or

@@ -47,6 +47,7 @@ std::string slots_json(const std::vector<SlotState>& slots) {
         .add("deaths_in_window", s.deaths_in_window).add("hung", s.hung);
     if (s.state == SlotState::State::kBackingOff) slot.add("restart_in_s", s.restart_in_s);
     if (!s.last_death.empty()) slot.add("last_death", s.last_death);
+    if (s.memory_bytes >= 0) slot.add("memory_mb", static_cast<double>(s.memory_bytes) / (1 << 20));
     out += (out.size() > 1 ? ", " : "") + slot.to_json();
   }
   return out + "]";

@@ -369,6 +369,7 @@ void Run::start_serving() {
   actor_options.rules.window_s = cfg_.topology.actor_death_window_s;
   actor_options.rules.max_backoff_s = cfg_.topology.actor_max_backoff_s;
   actor_options.rules.first_backoff_s = std::min(1.0, cfg_.topology.actor_max_backoff_s);
+  actor_options.memory_limit_bytes = static_cast<int64_t>(cfg_.topology.actor_memory_mb) << 20;
   // An actor that sent env steps beyond its reset since it started made progress (RestartPolicy).
   actor_options.env_steps = [learner = learner_.get()](int id) { return learner->actor_env_steps(id); };
   actors_ = std::make_unique<LocalActors>(actor_options);

@@ -103,6 +103,7 @@ struct TopologyConfig {
   int actor_deaths_to_park = 10;
   double actor_death_window_s = 600;
   double actor_max_backoff_s = 30;
+  int actor_memory_mb = 0;          // a local actor holding this much is killed for memory; 0 = no limit
   // A learner group (docs/distributed.md): `learners` ranks train one model data-parallel.
   int learners = 1;
   int rank = 0;                    // this process's rank (--rank)

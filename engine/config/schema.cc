@@ -245,6 +245,9 @@ std::vector<FieldSchema> build_schema() {
              "how far back the deaths of a local actor slot count (topology.actor_deaths_to_park)"),
       number(MOONSEED_FIELD(topology.actor_max_backoff_s), 0, 86400, kRestart,
              "the longest wait before restarting a local actor that keeps dying"),
+      integer(MOONSEED_FIELD(topology.actor_memory_mb), 0, 1 << 30, kRestart,
+              "a local actor whose processes hold this many MiB (anonymous resident memory of its process "
+              "group) is killed for memory and restarted like any actor that dies; 0 no limit"),
 
       integer(MOONSEED_FIELD(topology.learners), 1, 64, kRestart,
               "learner ranks training one model data-parallel, gradients averaged every step (docs/distributed.md); "
@@ -381,7 +384,7 @@ std::vector<FieldSchema> build_schema() {
                           lr_decay_frames] = c.optimizer;
   [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, eval_envs_per_actor, local_actors, transport,
                           listen, actor_timeout_s, actor_deaths_to_park, actor_death_window_s,
-                          actor_max_backoff_s, learners, rank, rendezvous, group_timeout_s,
+                          actor_max_backoff_s, actor_memory_mb, learners, rank, rendezvous, group_timeout_s,
                           weights_check_every] = c.topology;
   [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device, nonfinite] = c.inference;
   [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;

@@ -15,11 +15,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "tests/memory_cgroup.h"
 
 #include "base/log.h"
 
@@ -54,6 +57,18 @@ class LocalActorsTest : public ::testing::Test {
     ::chmod(path.c_str(), 0755);
     return path;
   }
+  // Starts one slot that dies once and is parked (deaths_to_park = 1); returns the park message.
+  std::string park_message(LocalActorsOptions o, LocalActors** kept = nullptr) {
+    o.rules.deaths_to_park = 1;
+    actors_ = std::make_unique<LocalActors>(o);
+    if (kept != nullptr) *kept = actors_.get();
+    actors_->start();
+    if (!eventually([&] { return actors_->all_parked(); })) return "(never parked)";
+    const std::vector<LocalActors::Parked> parked = actors_->take_parked();
+    return parked.size() == 1 ? parked[0].message : "(" + std::to_string(parked.size()) + " parked)";
+  }
+  std::unique_ptr<LocalActors> actors_;
+
   LocalActorsOptions options(const std::string& binary, int count) {
     LocalActorsOptions o;
     o.binary = binary;
@@ -342,14 +357,56 @@ TEST_F(LocalActorsTest, ASlotThatWorksThenKeepsExitingIsParkedNamingItsEnvAndIts
 }
 
 TEST_F(LocalActorsTest, ACrashIsNamedWithItsSignal) {
-  LocalActorsOptions o = options(script("kill -SEGV $$"), 1);
+  const std::string message = park_message(options(script("kill -SEGV $$"), 1));
+  EXPECT_NE(message.find("crashed (SIGSEGV, Segmentation fault)"), std::string::npos) << message;
+}
+
+TEST_F(LocalActorsTest, AnActorOverItsMemoryLimitIsKilledForMemoryWithItsWholeProcessGroup) {
+  // The actor starts a child that holds 160 MiB (what its env started counts too), then waits.
+  LocalActorsOptions o = options(script("/usr/bin/python3 -c 'import time; b = bytearray(160 << 20); time.sleep(1000)' &\n"
+                                        "exec sleep 1000"),
+                                 1);
+  o.memory_limit_bytes = 100 << 20;
+  o.memory_check_s = 0.05;
+  LocalActors* actors = nullptr;
+  const std::string message = park_message(o, &actors);
+  EXPECT_NE(message.find("killed for memory: its processes held "), std::string::npos) << message;
+  EXPECT_NE(message.find(", over topology.actor_memory_mb = 100"), std::string::npos) << message;
+  EXPECT_EQ(actors->slots()[0].last_death.rfind("killed for memory", 0), 0u) << actors->slots()[0].last_death;
+}
+
+TEST_F(LocalActorsTest, AnActorUnderItsMemoryLimitHasItsMemoryReadAndRuns) {
+  LocalActorsOptions o = options(script("exec sleep 1000"), 1);
+  o.memory_limit_bytes = 100 << 20;
+  o.memory_check_s = 0.05;
+  LocalActors actors(o);
+  actors.start();
+  ASSERT_TRUE(eventually([&] { return actors.slots()[0].memory_bytes >= 0; }));
+  EXPECT_LT(actors.slots()[0].memory_bytes, 100 << 20);
+  EXPECT_EQ(actors.slots()[0].deaths, 0);
+  actors.shutdown(0);
+}
+
+TEST_F(LocalActorsTest, AnActorTheKernelKillsForLackOfMemoryIsSaidToBeKilledForMemory) {
+  testing::MemoryCgroup cgroup;
+  if (!cgroup.make("moonseed-local-actors-oom", 64 << 20)) GTEST_SKIP() << cgroup.error();
+  // The actor moves itself into a cgroup of 64 MiB, then takes more: the kernel kills it (SIGKILL).
+  const std::string message = park_message(options(
+      script("echo $$ > " + cgroup.procs_file() + "\nexec /usr/bin/python3 -c 'b = bytearray(256 << 20)'"), 1));
+  EXPECT_NE(message.find("killed for memory: the kernel's OOM killer ended it"), std::string::npos) << message;
+}
+
+TEST_F(LocalActorsTest, AKillFromOutsideIsNotTakenForTheKernelsOomKiller) {
+  LocalActorsOptions o = options(script("exec sleep 1000"), 1);
   o.rules.deaths_to_park = 1;
   LocalActors actors(o);
   actors.start();
+  ASSERT_TRUE(eventually([&] { return actors.pid_of(0) > 0; }));
+  ::kill(actors.pid_of(0), SIGKILL);
   ASSERT_TRUE(eventually([&] { return actors.all_parked(); }));
   const std::vector<LocalActors::Parked> parked = actors.take_parked();
   ASSERT_EQ(parked.size(), 1u);
-  EXPECT_NE(parked[0].message.find("crashed (SIGSEGV, Segmentation fault)"), std::string::npos) << parked[0].message;
+  EXPECT_NE(parked[0].message.find("killed by signal (SIGKILL, Killed)"), std::string::npos) << parked[0].message;
 }
 
 TEST(TailLines, TheLastLinesOfAFile) {

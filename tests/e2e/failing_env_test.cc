@@ -3,7 +3,9 @@
 // calls exit(0) at a chosen step of every actor process. Each slot restarts, backs off and is
 // parked with a line that names the plugin and the failure; with every slot parked the run stops
 // with exit code 1 and says why; the logs stay short. stop.wall_seconds ends a run whose actors
-// hang, where stop.seconds (training time) would never be reached.
+// hang, where stop.seconds (training time) would never be reached. An env that leaks is killed for
+// memory, by the run (topology.actor_memory_mb) or by the kernel (in a memory cgroup the test
+// makes; root), and the line says so.
 //
 // Small policy numbers keep each test to seconds: topology.actor_deaths_to_park = 4 (2 restarts at
 // once, 1 after a backoff, the fourth death parks) and topology.actor_max_backoff_s = 1.
@@ -15,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/e2e/process.h"
+#include "tests/memory_cgroup.h"
 
 namespace moonseed::testing {
 namespace {
@@ -126,6 +129,37 @@ TEST(FailingEnv, WallSecondsEndAHungRunThatStopSecondsNeverWould) {
   EXPECT_GE(stop[0].at("time_s"), 6);
   EXPECT_EQ(stop[0].at("train_time_s"), 0) << "stop.seconds = 1 was never reached";
   EXPECT_GE(run.events("actor_hung").size(), 1u);
+}
+
+TEST(FailingEnv, AnActorOverTopologyActorMemoryMbIsKilledForMemoryAndSaidToBe) {
+  // Every step of an actor process keeps 1 MiB more: over 200 MiB within a fraction of a second.
+  FailingRun run("{leak_mb_per_step=1}", "moonseed-memory-limit");
+  ChildProcess learner(run.args({kUntilStopped, "topology.actor_memory_mb=200"}), run.log);
+  const std::optional<int> code = learner.wait(180);
+  expect_stopped_with_every_slot_parked(run, code);
+  const std::string log = read_file(run.log);
+  EXPECT_TRUE(contains(log, run.actor(0))) << log;
+  EXPECT_TRUE(contains(log, ") killed for memory: its processes held ")) << log;
+  EXPECT_TRUE(contains(log, ", over topology.actor_memory_mb = 200")) << log;
+}
+
+TEST(FailingEnv, WhenMemoryRunsOutTheKernelKillsActorsNotTheLearnerAndTheRunSaysSo) {
+  // The whole run in a memory cgroup of 1.5 GiB, actors that keep 4 MiB more at every step: memory
+  // runs out again and again. The kernel must choose actors (their oom_score_adj is above the
+  // learner's), each death must be said to be the OOM killer's, and the learner must live to stop
+  // the run by its own rule.
+  MemoryCgroup cgroup;
+  if (!cgroup.make("moonseed-e2e-oom", int64_t{1536} << 20)) GTEST_SKIP() << cgroup.error();
+  FailingRun run("{leak_mb_per_step=4}", "moonseed-oom");
+  std::vector<std::string> argv = {"/bin/sh", "-c", "echo $$ > " + cgroup.procs_file() + " && exec \"$0\" \"$@\""};
+  for (const std::string& a : run.args({kUntilStopped})) argv.push_back(a);
+  ChildProcess learner(argv, run.log);
+  const std::optional<int> code = learner.wait(300);
+  const std::string log = read_file(run.log);
+  ASSERT_TRUE(code.has_value()) << "the run never ended\n" << log;
+  EXPECT_EQ(*code, 1) << "the learner stopped the run itself (a learner killed by the kernel exits 137)\n" << log;
+  EXPECT_TRUE(contains(log, ") killed for memory: the kernel's OOM killer ended it")) << log;
+  EXPECT_TRUE(contains(log, "stopped: no actor can run")) << log;
 }
 
 }  // namespace
