@@ -118,6 +118,9 @@ class Soak:
         return [self.opts.moonseed, "run", os.path.join(ROOT, spec["script"]), "runs_dir=" + runs_dir,
                 "stop.frames=%d" % frames, "stop.seconds=0", "stop.return_mean=0", "log.interval_s=1",
                 "checkpoint.interval_s=5", "topology.actor_timeout_s=3",
+                # The soak kills actors far more often than any env fails: that is the fault being
+                # tested, not a slot to give up on (docs/reliability.md "Actors that die").
+                "topology.actor_deaths_to_park=0", "topology.actor_max_backoff_s=1",
                 "seed=%d" % self.opts.seed] + spec["extra"]
 
     def baseline(self, name, spec, seconds):
