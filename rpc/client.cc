@@ -319,7 +319,7 @@ void Client::end(const std::string& reason) {
 void Client::close(const std::string& reason) {
   if (fd_ < 0) return;
   if (!ended_) {
-    encode(Bye{reason}, out_);
+    encode(Bye{reason, /*reconnect=*/false, /*redirect=*/""}, out_);
     // Best effort: the learner may be gone or its buffer full; never block here.
     [[maybe_unused]] ssize_t ignored =
         ::send(fd_, out_.data(), out_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);

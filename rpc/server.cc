@@ -344,7 +344,7 @@ class Server::Impl final : public detail::SessionHost {
     counters_.refused_over_cap.fetch_add(1, std::memory_order_relaxed);
     const std::string reason = "the learner has " + std::to_string(options_.max_unauthenticated) +
                                " connections waiting to say Hello; try again later";
-    const std::vector<uint8_t> frame = encode(Bye{reason, /*reconnect=*/true});
+    const std::vector<uint8_t> frame = encode(Bye{reason, /*reconnect=*/true, /*redirect=*/""});
     [[maybe_unused]] const ssize_t sent =
         ::send(socket.native_handle(), frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     over_cap_log_.note(peer + ": refused: " + reason);

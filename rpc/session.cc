@@ -71,9 +71,9 @@ void SessionLink::send_actions(ActionBatch&& actions) { deliver(Message(std::mov
 
 void SessionLink::send_config(ConfigUpdate&& update) { deliver(Message(std::move(update))); }
 
-void SessionLink::send_bye(const std::string& reason) { deliver(Message(Bye{reason})); }
+void SessionLink::send_bye(const std::string& reason) { deliver(Message(Bye{reason, /*reconnect=*/false, /*redirect=*/""})); }
 
-void SessionLink::send_reconnect(const std::string& reason) { deliver(Message(Bye{reason, /*reconnect=*/true})); }
+void SessionLink::send_reconnect(const std::string& reason) { deliver(Message(Bye{reason, /*reconnect=*/true, /*redirect=*/""})); }
 
 void SessionLink::deliver(Message&& message) {
   base::ReaderMutexLock lock(gate_->mutex);

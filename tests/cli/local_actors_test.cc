@@ -275,7 +275,9 @@ TEST_F(LocalActorsTest, ActorsAreTheKernelsFirstChoiceWhenMemoryRunsOut) {
   ASSERT_TRUE(eventually([&] { return read().find('\n') != std::string::npos; })) << read();
   const int learner = own_oom_score_adj();
   EXPECT_EQ(std::stoi(read()), std::min(1000, learner + kActorOomScoreAdjAbove)) << read();
-  if (learner < 1000) EXPECT_GT(std::stoi(read()), learner);
+  if (learner < 1000) {
+    EXPECT_GT(std::stoi(read()), learner);
+  }
   actors.shutdown(0);
   EXPECT_EQ(actor_oom_score_adj(900), 1000);
   EXPECT_EQ(actor_oom_score_adj(-1000), -500);

@@ -78,7 +78,7 @@ ConfigUpdate sample_config_update() {
   return update;
 }
 
-Bye sample_bye() { return Bye{"learner stopping: checkpoint written"}; }
+Bye sample_bye() { return Bye{"learner stopping: checkpoint written", /*reconnect=*/false, /*redirect=*/""}; }
 
 ActorNotice sample_actor_notice() {
   return ActorNotice{4, "reward_shaping failed at exp.lua:12: attempt to index a nil value; keeping the previous function"};

@@ -69,6 +69,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.topology.actor_timeout_s = 12.5;
   c.topology.actor_deaths_to_park = 7;
   c.topology.actor_death_window_s = 120.5;
+  c.topology.actor_memory_mb = 1536;
   c.topology.actor_max_backoff_s = 4.5;
   c.topology.learners = 3;
   c.topology.rank = 2;
