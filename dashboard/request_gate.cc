@@ -44,6 +44,12 @@ void RequestGate::add(int fd, std::string buffered, int served) {
   {
     base::MutexLock lock(mu_);
     if (!stopping_) {
+      // Room first: while the gate's thread lags, the oldest not yet taken in goes.
+      while (!incoming_.empty() && incoming_.size() + waiting_size_.load() >= limits_.max_pending) {
+        close_connection(incoming_.front().fd);
+        incoming_.pop_front();
+        ++evicted_;
+      }
       incoming_.push_back(Connection{fd, std::move(buffered), served, Clock::now() + limits_.deadline});
       const uint64_t one = 1;
       [[maybe_unused]] const ssize_t n = ::write(wake_fd_, &one, sizeof one);
@@ -97,6 +103,7 @@ void RequestGate::run() {
       if (stopping_) return;
       for (Connection& c : incoming_) waiting_.push_back(std::move(c));
       incoming_.clear();
+      waiting_size_.store(waiting_.size());
     }
     // A kept-alive connection may bring its next request's head already.
     waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(),
@@ -112,6 +119,7 @@ void RequestGate::run() {
       waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(over));
       evicted_ += static_cast<int64_t>(over);
     }
+    waiting_size_.store(waiting_.size());
     polled.assign(1, pollfd{wake_fd_, POLLIN, 0});
     Clock::time_point first = Clock::time_point::max();
     for (const Connection& c : waiting_) {
@@ -146,6 +154,7 @@ void RequestGate::run() {
       still.push_back(std::move(c));
     }
     waiting_ = std::move(still);
+    waiting_size_.store(waiting_.size());
   }
 }
 

@@ -83,6 +83,10 @@ class RequestGate {
   bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<int64_t> timed_out_{0}, evicted_{0};
   std::vector<Connection> waiting_;  // the gate's thread only; oldest first
+  // waiting_.size() as the gate's thread last left it: add() keeps incoming_
+  // and waiting_ together within max_pending (+1), however far behind the
+  // gate's thread is on a loaded machine.
+  std::atomic<size_t> waiting_size_{0};
   std::thread thread_;
 };
 
