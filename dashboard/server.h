@@ -24,7 +24,7 @@
 //   GET /api/config?run=RUN        config.lua as text (at most kMaxConfigBytes)
 //   GET /api/status                the last set_status() JSON (a live run's `ctl status`), or null
 // A missing or malformed parameter gets 400, an unknown path 404; the request
-// size, the threads and the time a connection may take are bounded (server.cc).
+// size, the threads and the time a connection may take are bounded (server.cc; what is answered: routes.cc).
 //
 // Access: on a loopback address every request is served whose Host header names
 // a loopback host or one of ServerOptions::hosts (so a web page elsewhere cannot
