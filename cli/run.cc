@@ -93,13 +93,12 @@ void warn_if_reference_blas() {
 
 // One metrics.jsonl row of the run's counters (docs/config.md "Run directory").
 engine::MetricsRow counters_row(const engine::LearnerStats& s, const engine::ExperimentConfig& cfg, double elapsed,
-                                double fps, const LocalActors& actors) {
+                                double fps, int actor_restarts, const SlotCounts& slots) {
   engine::MetricsRow row;
   row.add("time_s", elapsed).add("fps", fps);
   add_counters(row, s, cfg.topology.eval_envs_per_actor > 0);
   // The version the training thread has applied: the rows' numbers are its.
-  const SlotCounts slots = count_slots(actors.slots());
-  row.add("actor_restarts", actors.restarts()).add("config_version", static_cast<double>(s.applied_config_version))
+  row.add("actor_restarts", actor_restarts).add("config_version", static_cast<double>(s.applied_config_version))
       .add("actor_deaths", slots.deaths).add("actors_backing_off", slots.backing_off)
       .add("actors_parked", slots.parked);
   return row;
@@ -278,14 +277,15 @@ void Run::log_tick(double now) {
   watch_actors(live, elapsed, s.actors_connected);
   report_record_off(s, elapsed);
   // A row that cannot be written is dropped; MetricsLog says so once per outage.
-  engine::MetricsRow row = counters_row(s, cfg_, elapsed, fps, *actors_);
+  const SlotCounts slots = count_slots(actors_->slots());  // one look at the slots for the row and the line
+  engine::MetricsRow row = counters_row(s, cfg_, elapsed, fps, actors_->restarts(), slots);
   for (const auto& [key, json] : group_columns.fields()) row.add_json(key, json);  // each rank's, in a group
   if (group_) row.add("steps_without_batch", own.steps_without_batch);
   metrics_->append(row);
   if (tensorboard_) tensorboard_->flush();  // this tick's rows and events, fsync'd
   run_control_->sample_actors();  // the actors' rates over this interval, for `ctl status`
   if (dashboard_) dashboard_->set_status(run_control_->handle("status"));
-  progress_->update(elapsed, s, fps, cfg_.topology.actors, slot_note(count_slots(actors_->slots())));
+  progress_->update(elapsed, s, fps, cfg_.topology.actors, slot_note(slots));
 
   check_stop_rules(s, live);
   if (stop_reason_.empty() && rank() == 0 && now >= next_checkpoint_) {  // rank 0 checkpoints the group
@@ -449,7 +449,8 @@ int Run::finish() {
   // The last row: every counter once nothing runs any more (steps the actors
   // made and episodes they ended during the stop are in it, and in the
   // experience log, but in no earlier row).
-  engine::MetricsRow stop_row = counters_row(final_stats, cfg_, elapsed, final_fps, *actors_);
+  engine::MetricsRow stop_row =
+      counters_row(final_stats, cfg_, elapsed, final_fps, actors_->restarts(), count_slots(actors_->slots()));
   for (const auto& [key, json] : group_columns.fields()) stop_row.add_json(key, json);
   // Marked as a point of every metric it has (curves::is_point: plot, dashboard, TensorBoard).
   stop_row.add("event", "stop").add_json(curves::kCountersKey, "true").add("reason", stop_reason_);

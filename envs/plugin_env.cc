@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cmath>
@@ -310,17 +311,18 @@ class PluginEnv final : public Env {
   // that is not its own (here, the guard bytes; in a caller without them,
   // whatever came next): the process cannot go on trusting it.
   void check_guard(const char* call) {
-    size_t first = kGuardBytes;
-    for (size_t i = 0; i < kGuardBytes; ++i) {
-      if (obs_[obs_bytes_ + i] != kGuardByte) {
-        first = i;
-        break;
-      }
-    }
-    if (first == kGuardBytes) return;
+    static const std::array<uint8_t, kGuardBytes> intact = [] {
+      std::array<uint8_t, kGuardBytes> bytes{};
+      bytes.fill(kGuardByte);
+      return bytes;
+    }();
+    const uint8_t* guard = obs_.data() + obs_bytes_;
+    if (std::memcmp(guard, intact.data(), kGuardBytes) == 0) return;  // every step: one compare
+    size_t first = 0;
+    while (guard[first] == kGuardByte) ++first;
     size_t last = first;
     for (size_t i = first; i < kGuardBytes; ++i) {
-      if (obs_[obs_bytes_ + i] != kGuardByte) last = i;
+      if (guard[i] != kGuardByte) last = i;
     }
     throw EnvCorrupted(library_->where() + call + " wrote past the end of its observation (" +
                        std::to_string(obs_bytes_) + " bytes; " + spec_.describe() + "): bytes " +

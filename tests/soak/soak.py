@@ -9,7 +9,7 @@ chosen from), once under a random mix of faults, one every few seconds:
   actor_stop     SIGSTOP a local actor past topology.actor_timeout_s (found hung, killed), then SIGCONT
   learner_kill   SIGKILL the learner, then `moonseed run --resume RUN_DIR`
   disk_full      fill the run directory's disk (a tmpfs of its own; root only) for a few seconds
-  garbage        a client that sends the actor port random bytes and a frame that claims 1 GiB
+  garbage        a client that sends the actor port random bytes and a frame that claims 8 GiB
   wrong_token    `moonseed actor` with a wrong auth token
   control_flood  a control-socket client that sends requests and never reads the replies
 
@@ -192,95 +192,105 @@ class Soak:
 
     def fault(self, kind, run_dir, state):
         """Causes one fault; returns a line saying what was done, or None when it could not be."""
-        if kind == "actor_kill":
-            pids = self.actor_pids(run_dir)
-            if not pids:
-                return None
-            pid = self.rng.choice(pids)
-            os.kill(pid, signal.SIGKILL)
-            return "SIGKILL actor pid %d" % pid
-        if kind == "actor_stop":
-            pids = self.actor_pids(run_dir)
-            if not pids:
-                return None
-            pid = self.rng.choice(pids)
-            os.kill(pid, signal.SIGSTOP)
-            time.sleep(4.5)  # past topology.actor_timeout_s=3: the run finds it hung and kills it
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except OSError:
-                pass
-            return "SIGSTOP actor pid %d for 4.5 s" % pid
-        if kind == "learner_kill":
-            state["learner"].kill()
-            time.sleep(0.5)
-            state["learner"] = Learner([self.opts.moonseed, "run", "--resume", run_dir], state["out"], self.env)
-            state["kills"] += 1
-            return "SIGKILL learner, then --resume"
-        if kind == "disk_full":
-            if not state.get("disk"):
-                return None
-            filler = os.path.join(state["disk"], "filler")
-            try:
-                with open(filler, "wb") as f:
-                    for size in (1 << 20, 4096, 1):
-                        try:
-                            while True:
-                                f.write(b"\0" * size)
-                                f.flush()
-                        except OSError:
-                            pass
-            except OSError:
-                pass  # full already: the run's own files filled it
-            time.sleep(4)
-            if os.path.exists(filler):
-                os.unlink(filler)
-            return "filled the run directory's disk for 4 s"
-        if kind == "garbage":
-            address = self.address(run_dir, "learner.address")
-            if not address:
-                return None
-            try:
-                s = self.connect(address)
-                s.sendall(bytes(self.rng.getrandbits(8) for _ in range(4096)))
-                s.close()
-                s = self.connect(address)
-                s.sendall(b"\x00\x00\x00\x00\x00\x00\x00\x40" + b"\xff" * 64)  # a segment table claiming ~1 GiB
-                time.sleep(1)
-                s.close()
-            except OSError as e:
-                return "garbage client could not connect (%s)" % e
-            return "sent the actor port 4 KiB of random bytes and a frame claiming 1 GiB"
-        if kind == "wrong_token":
-            address = self.address(run_dir, "learner.address")
-            if not address:
-                return None
-            env = dict(self.env, MOONSEED_AUTH_TOKEN="not-" + TOKEN)
-            p = subprocess.Popen([self.opts.moonseed, "actor", "--connect", address], env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-            time.sleep(2)
-            p.kill()
-            p.wait()
-            return "an actor with a wrong auth token tried for 2 s"
-        if kind == "control_flood":
-            address = self.address(run_dir, "control.address")
-            if not address:
-                return None
-            try:
-                s = self.connect(address)
-                s.setblocking(False)
-                sent = 0
-                deadline = time.time() + 2
-                while time.time() < deadline:
+        return getattr(self, "fault_" + kind)(run_dir, state)
+
+    def some_actor(self, run_dir):
+        """A running local actor's pid, chosen at random, or None."""
+        pids = self.actor_pids(run_dir)
+        return self.rng.choice(pids) if pids else None
+
+    def fault_actor_kill(self, run_dir, state):
+        pid = self.some_actor(run_dir)
+        if pid is None:
+            return None
+        os.kill(pid, signal.SIGKILL)
+        return "SIGKILL actor pid %d" % pid
+
+    def fault_actor_stop(self, run_dir, state):
+        pid = self.some_actor(run_dir)
+        if pid is None:
+            return None
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(4.5)  # past topology.actor_timeout_s=3: the run finds it hung and kills it
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except OSError:
+            pass
+        return "SIGSTOP actor pid %d for 4.5 s" % pid
+
+    def fault_learner_kill(self, run_dir, state):
+        state["learner"].kill()
+        time.sleep(0.5)
+        state["learner"] = Learner([self.opts.moonseed, "run", "--resume", run_dir], state["out"], self.env)
+        state["kills"] += 1
+        return "SIGKILL learner, then --resume"
+
+    def fault_disk_full(self, run_dir, state):
+        if not state.get("disk"):
+            return None
+        filler = os.path.join(state["disk"], "filler")
+        try:
+            with open(filler, "wb") as f:
+                for size in (1 << 20, 4096, 1):
                     try:
-                        sent += s.send(b"status\n" * 512)
-                    except BlockingIOError:
-                        time.sleep(0.05)
-                s.close()
-            except OSError as e:
-                return "control flood could not connect (%s)" % e
-            return "a control client sent %d bytes of requests in 2 s and read nothing" % sent
-        raise ValueError(kind)
+                        while True:
+                            f.write(b"\0" * size)
+                            f.flush()
+                    except OSError:
+                        pass
+        except OSError:
+            pass  # full already: the run's own files filled it
+        time.sleep(4)
+        if os.path.exists(filler):
+            os.unlink(filler)
+        return "filled the run directory's disk for 4 s"
+
+    def fault_garbage(self, run_dir, state):
+        address = self.address(run_dir, "learner.address")
+        if not address:
+            return None
+        try:
+            s = self.connect(address)
+            s.sendall(bytes(self.rng.getrandbits(8) for _ in range(4096)))
+            s.close()
+            s = self.connect(address)
+            s.sendall(b"\x00\x00\x00\x00\x00\x00\x00\x40" + b"\xff" * 64)  # one segment of 2^30 words: 8 GiB
+            time.sleep(1)
+            s.close()
+        except OSError as e:
+            return "garbage client could not connect (%s)" % e
+        return "sent the actor port 4 KiB of random bytes and a frame claiming 8 GiB"
+
+    def fault_wrong_token(self, run_dir, state):
+        address = self.address(run_dir, "learner.address")
+        if not address:
+            return None
+        env = dict(self.env, MOONSEED_AUTH_TOKEN="not-" + TOKEN)
+        p = subprocess.Popen([self.opts.moonseed, "actor", "--connect", address], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        time.sleep(2)
+        p.kill()
+        p.wait()
+        return "an actor with a wrong auth token tried for 2 s"
+
+    def fault_control_flood(self, run_dir, state):
+        address = self.address(run_dir, "control.address")
+        if not address:
+            return None
+        try:
+            s = self.connect(address)
+            s.setblocking(False)
+            sent = 0
+            deadline = time.time() + 2
+            while time.time() < deadline:
+                try:
+                    sent += s.send(b"status\n" * 512)
+                except BlockingIOError:
+                    time.sleep(0.05)
+            s.close()
+        except OSError as e:
+            return "control flood could not connect (%s)" % e
+        return "a control client sent %d bytes of requests in 2 s and read nothing" % sent
 
     # ---- the disturbed run ----------------------------------------------------------------------
 
