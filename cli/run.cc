@@ -163,6 +163,7 @@ bool Run::tick() {
                                  [this](const std::string& line) { return run_control_->handle(line); });
   if (sig) {
     stop_reason_ = sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)";
+    signaled_ = true;
     return false;
   }
   if (!stop_reason_.empty()) return false;  // `stop` from the control socket
@@ -439,6 +440,8 @@ int Run::finish() {
     }
   }
   if (group_failed_) code = 3;
+  // After the group has ended: no rank waits for rank 0's episodes.
+  evaluate_final_policy();
   if (rank() > 0) {
     // For a rank 0 on this host whose other child reaper may have taken this process's status.
     try {
@@ -452,6 +455,7 @@ int Run::finish() {
   engine::MetricsRow stop_row =
       counters_row(final_stats, cfg_, elapsed, final_fps, actors_->restarts(), count_slots(actors_->slots()));
   for (const auto& [key, json] : group_columns.fields()) stop_row.add_json(key, json);
+  if (final_eval_) add_final_eval(stop_row, *final_eval_);
   // Marked as a point of every metric it has (curves::is_point: plot, dashboard, TensorBoard).
   stop_row.add("event", "stop").add_json(curves::kCountersKey, "true").add("reason", stop_reason_);
   if (group_) {
@@ -472,10 +476,12 @@ void Run::print_summary(const engine::LearnerStats& s, double elapsed_s) const {
   std::cerr << "moonseed: stopped: " << stop_reason_ << "\n"
             << "moonseed: " << format_number(elapsed_s) << " s, " << s.frames << " frames, " << s.episodes
             << " episodes, return_mean " << format_number(s.return_mean)
-            << (s.reward_shaping ? " (shaped " + format_number(s.shaped_return_mean) + ")" : std::string()) << ", "
+            << (s.reward_shaping ? " (shaped " + format_number(s.shaped_return_mean) + ")" : std::string())
+            << " over the last 100 episodes, "
             << s.optimizer_steps
-            << " optimizer steps\n"
-            << "moonseed: run directory " << dir_->path() << "\n";
+            << " optimizer steps\n";
+  if (final_eval_) std::cerr << "moonseed: " << final_eval_text(*final_eval_, final_eval_policy_) << "\n";
+  std::cerr << "moonseed: run directory " << dir_->path() << "\n";
   if (const std::optional<engine::RecorderStats>& r = s.record) {
     std::cerr << "moonseed: experience log " << r->directory << ": " << r->recorded_steps << " steps in "
               << r->writer.durable_records << " records, " << format_number(r->writer.bytes_disk / 1048576.0)

@@ -128,7 +128,9 @@ class Run {
   void protect();  // umask, auth token, and no open listening without one
   engine::Counters start_learner();  // returns the counters it starts from
   // --resume: restores the newest good checkpoint (complete, undamaged, loaded; older ones are
-  // tried in turn); its path in `checkpoint` when given.
+  // tried in turn); its path in `checkpoint` when given. A run directory without any checkpoint
+  // (killed before its first) starts over from step 0, `checkpoint` "" (in a group the other
+  // ranks then start from 0 too).
   engine::Counters resume(std::string* checkpoint = nullptr);
   void lock_run_directory();         // throws when another run holds dir_
   void append_resume_row(const std::string& checkpoint, const engine::Counters& start);
@@ -151,6 +153,10 @@ class Run {
   // Once per run, when recording has turned off (s.record->error): the one
   // message that says so, and the metrics.jsonl "record_off" row at `time_s`.
   void report_record_off(const engine::LearnerStats& s, double time_s);
+  // stop.final_eval_episodes (cli/run_final_eval.cc): after the final checkpoint of a run
+  // that stopped by its own rule, the final weights play that many episodes; the result
+  // goes into final_eval_ (the stop row, the summary). Fails alone: a line, no exit code.
+  void evaluate_final_policy();
   void print_summary(const engine::LearnerStats& s, double elapsed_s) const;
   double elapsed_s() const;
 
@@ -199,6 +205,9 @@ class Run {
   std::shared_ptr<ActorPlacement> placement_;  // a rank of a group: where actors with --any-rank go (shared with the io threads)
   GroupStatus group_status_;    // rank 0 of a group: the group as `status` shows it
   std::string stop_reason_;    // set to stop; RunControl sets it on `stop`
+  bool signaled_ = false;      // the stop was SIGINT or SIGTERM: a user who wants out, no final evaluation
+  std::optional<engine::Evaluation> final_eval_;  // stop.final_eval_episodes played
+  std::string final_eval_policy_;  // how it acted: "sampled", "greedy", "epsilon 0.001"
 };
 
 }  // namespace moonseed::cli

@@ -1,5 +1,8 @@
 #include "cli/run_report.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "cli/progress.h"
 
 namespace moonseed::cli {
@@ -16,14 +19,19 @@ std::string stop_reason(const engine::StopConfig& stop, const engine::LearnerSta
   // The env's own return unless stop.on_shaped_return.
   const bool shaped = stop.on_shaped_return;
   const double ret = shaped ? s.shaped_return_mean : s.return_mean;
+  // Which episodes the figure is of: the summary's return_mean is of the last
+  // 100 at the end, after the episodes that ended during the stop.
+  const auto window = [&](const char* which) {
+    return std::string(" (the last 100 ") + which + ", at frame " + std::to_string(s.frames) + ")";
+  };
   if (stop.return_mean != 0 && s.episodes >= kMinEpisodes && ret >= stop.return_mean) {
     return std::string(shaped ? "shaped_return_mean " : "return_mean ") + format_number(ret) +
-           " >= stop.return_mean = " + format_number(stop.return_mean);
+           " >= stop.return_mean = " + format_number(stop.return_mean) + window("episodes");
   }
   const double eval_ret = shaped ? s.eval_shaped_return_mean : s.eval_return_mean;
   if (stop.eval_return_mean != 0 && s.eval_episodes >= kMinEpisodes && eval_ret >= stop.eval_return_mean) {
     return std::string(shaped ? "eval_shaped_return_mean " : "eval_return_mean ") + format_number(eval_ret) +
-           " >= stop.eval_return_mean = " + format_number(stop.eval_return_mean);
+           " >= stop.eval_return_mean = " + format_number(stop.eval_return_mean) + window("evaluation episodes");
   }
   return "";
 }
@@ -57,6 +65,28 @@ std::string checkpoint_and_prune(const engine::RunDirectory& dir, int64_t step, 
   save(path);
   dir.prune_checkpoints(keep);
   return path;
+}
+
+namespace {
+
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+std::string final_eval_text(const engine::Evaluation& e, const std::string& policy) {
+  if (e.returns.empty()) return "final policy: no evaluation episode";
+  const auto [lo, hi] = std::minmax_element(e.returns.begin(), e.returns.end());
+  return "final policy: return_mean " + format_number(mean_of(e.returns)) + " over " +
+         std::to_string(e.returns.size()) + " evaluation episode" + (e.returns.size() == 1 ? "" : "s") + " (" +
+         policy + "; min " + format_number(*lo) + ", max " + format_number(*hi) + ")";
+}
+
+void add_final_eval(engine::MetricsRow& row, const engine::Evaluation& e) {
+  row.add("final_eval_return_mean", mean_of(e.returns)).add("final_eval_episodes", static_cast<double>(e.returns.size()));
 }
 
 std::string checkpoint_and_prune(const engine::RunDirectory& dir, int keep, const SaveNumberedCheckpoint& save) {

@@ -40,6 +40,14 @@ constexpr double kStopCheckPeriod_s = 0.05;
 // actor_restarts; `status` the run's identity. Non-finite numbers are null.
 void add_counters(engine::MetricsRow& row, const engine::LearnerStats& s, bool eval_envs);
 
+// The final policy's evaluation (stop.final_eval_episodes) as the run's last
+// lines say it: "final policy: return_mean 500 over 10 evaluation episodes
+// (sampled; min 500, max 500)"; `policy` says how it acted: "sampled",
+// "greedy", "epsilon 0.001".
+std::string final_eval_text(const engine::Evaluation& e, const std::string& policy);
+// Adds final_eval_return_mean and final_eval_episodes to `row` (the stop row).
+void add_final_eval(engine::MetricsRow& row, const engine::Evaluation& e);
+
 // Writes one checkpoint: a function that saves the learner's state to a path.
 using SaveCheckpoint = std::function<void(const std::string& path)>;
 

@@ -255,12 +255,16 @@ engine::Counters Run::start_learner() {
     metrics_->set_listener([sink = tensorboard_.get()](const engine::MetricsRow& row) { sink->row(row); });
   }
   engine::Counters start;
+  std::string resumed = "(none)";  // the checkpoint restored; "" when a resume started over from step 0
   if (group_) {
     start = resume_group();
   } else if (!options_.resume_dir.empty()) {
-    start = resume();
+    start = resume(&resumed);
   }
-  if (!cfg_.warm_start.log.empty() && options_.resume_dir.empty()) warm_start(*learner_, cfg_, *metrics_);
+  // A run that starts from step 0, new or started over, warm-starts as its config says.
+  if (!cfg_.warm_start.log.empty() && (options_.resume_dir.empty() || resumed.empty())) {
+    warm_start(*learner_, cfg_, *metrics_);
+  }
   if (cfg_.record.enabled) {
     const std::string record_dir = experience_directory(cfg_.record, dir_->path());
     learner_->record_to(record_dir);
@@ -286,7 +290,17 @@ engine::Counters Run::resume(std::string* checkpoint) {
   }
   const std::vector<std::string> companions = learner_->checkpoint_companions();
   const std::vector<std::string> all = dir_->checkpoints();
-  if (all.empty()) throw std::runtime_error(dir_->path() + " has no checkpoint to resume from");
+  if (all.empty()) {
+    // Killed before its first checkpoint, or none could be written (a full disk): nothing was
+    // kept, so nothing is lost by starting again. The run starts over from step 0 in its own
+    // directory, as a requeued job's --resume expects; its resume row, of no checkpoint and
+    // counters at 0, marks where the counters start again.
+    std::cerr << "moonseed: " << dir_->path()
+              << " has no checkpoint (the run ended before its first one was written): it starts again from step 0\n";
+    append_resume_row("", engine::Counters{});
+    if (checkpoint != nullptr) checkpoint->clear();
+    return engine::Counters{};
+  }
   // None complete: the newest alone, with what it has (the algorithm says what it lacks).
   const bool none_complete = dir_->newest_checkpoint(companions).empty();
   std::string tried;

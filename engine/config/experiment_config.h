@@ -139,6 +139,10 @@ struct StopConfig {
   // The two rules above compare the env's own return (before reward shaping);
   // true: the shaped return (shaped_return_mean, eval_shaped_return_mean).
   bool on_shaped_return = false;
+  // Episodes the final weights play when the run stops by its own rule (not a
+  // signal), in the learner's process, as its evaluation envs act; their mean
+  // is printed and goes into the stop row (final_eval_return_mean). 0 = none.
+  int final_eval_episodes = 10;
 };
 
 struct LogConfig {

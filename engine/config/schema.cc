@@ -302,6 +302,11 @@ std::vector<FieldSchema> build_schema() {
       number(MOONSEED_FIELD(stop.eval_return_mean), -kInf, kInf, kHot,
              "stop once the mean return of the last 100 evaluation episodes reaches this (not before 100 "
              "have ended); 0 = off"),
+      integer(MOONSEED_FIELD(stop.final_eval_episodes), 0, 10000, kHot,
+              "when the run stops by its own rule (not a signal), the final weights play this many episodes on "
+              "fresh envs in the learner (seeded as `moonseed eval`, acting as evaluation envs do: "
+              "vtrace.eval_greedy, r2d2.eval_epsilon); their mean is printed and is the stop row's "
+              "final_eval_return_mean (docs/metrics.md). Built-in envs only; 0 = none"),
       boolean(MOONSEED_FIELD(stop.on_shaped_return), kHot,
               "stop.return_mean and stop.eval_return_mean compare the shaped return (reward_shaping) "
               "instead of the env's own"),
@@ -387,7 +392,7 @@ std::vector<FieldSchema> build_schema() {
                           weights_check_every] = c.topology;
   [[maybe_unused]] auto& [max_batch, deadline_us, idle_spin_us, io_threads, device, nonfinite] = c.inference;
   [[maybe_unused]] auto& [batch, unroll, queue_capacity, torch_threads] = c.learner;
-  [[maybe_unused]] auto& [frames, seconds, wall_seconds, return_mean, eval_return_mean, on_shaped_return] = c.stop;
+  [[maybe_unused]] auto& [frames, seconds, wall_seconds, return_mean, eval_return_mean, on_shaped_return, final_eval_episodes] = c.stop;
   [[maybe_unused]] auto& [interval_s, progress, tensorboard] = c.log;
   [[maybe_unused]] auto& [checkpoint_interval_s, keep] = c.checkpoint;
   [[maybe_unused]] auto& [record_enabled, record_dir, full_queue, queue_mb, chunk_kb, segment_mb, segment_age_s,

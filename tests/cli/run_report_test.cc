@@ -66,7 +66,7 @@ TEST(StopReason, ReturnMeanNeedsAHundredEpisodes) {
   stop.return_mean = 475;
   EXPECT_EQ(stop_reason(stop, stats(0, 99, 500)), "");
   EXPECT_EQ(stop_reason(stop, stats(0, 100, 474.9)), "");
-  EXPECT_EQ(stop_reason(stop, stats(0, 100, 481.25)), "return_mean 481.2 >= stop.return_mean = 475");
+  EXPECT_EQ(stop_reason(stop, stats(0, 100, 481.25)), "return_mean 481.2 >= stop.return_mean = 475 (the last 100 episodes, at frame 0)");
   // Before the first episode the mean is NaN: never reached.
   EXPECT_EQ(stop_reason(stop, stats(0, 100, std::nan(""))), "");
 }
@@ -79,7 +79,7 @@ TEST(StopReason, EvalReturnMeanNeedsAHundredEvalEpisodes) {
   s.eval_return_mean = 300;
   EXPECT_EQ(stop_reason(stop, s), "");
   s.eval_episodes = 100;
-  EXPECT_EQ(stop_reason(stop, s), "eval_return_mean 300 >= stop.eval_return_mean = 200");
+  EXPECT_EQ(stop_reason(stop, s), "eval_return_mean 300 >= stop.eval_return_mean = 200 (the last 100 evaluation episodes, at frame 0)");
 }
 
 TEST(StopReason, FirstRuleInOrderWins) {
@@ -89,7 +89,7 @@ TEST(StopReason, FirstRuleInOrderWins) {
   stop.return_mean = 1;
   EXPECT_EQ(stop_reason(stop, stats(10, 100, 5, 5)), "reached stop.frames = 10");
   EXPECT_EQ(stop_reason(stop, stats(9, 100, 5, 5)), "reached stop.seconds = 1");
-  EXPECT_EQ(stop_reason(stop, stats(9, 100, 5, 0.5)), "return_mean 5 >= stop.return_mean = 1");
+  EXPECT_EQ(stop_reason(stop, stats(9, 100, 5, 0.5)), "return_mean 5 >= stop.return_mean = 1 (the last 100 episodes, at frame 9)");
 }
 
 TEST(StopReason, ReturnRulesCompareTheEnvsOwnReturnUnlessToldToUseTheShapedOne) {
@@ -104,12 +104,12 @@ TEST(StopReason, ReturnRulesCompareTheEnvsOwnReturnUnlessToldToUseTheShapedOne) 
   s.eval_shaped_return_mean = 3030;
   EXPECT_EQ(stop_reason(stop, s), "");
   stop.on_shaped_return = true;
-  EXPECT_EQ(stop_reason(stop, s), "shaped_return_mean 2020 >= stop.return_mean = 100");
+  EXPECT_EQ(stop_reason(stop, s), "shaped_return_mean 2020 >= stop.return_mean = 100 (the last 100 episodes, at frame 0)");
   stop.return_mean = 0;
-  EXPECT_EQ(stop_reason(stop, s), "eval_shaped_return_mean 3030 >= stop.eval_return_mean = 100");
+  EXPECT_EQ(stop_reason(stop, s), "eval_shaped_return_mean 3030 >= stop.eval_return_mean = 100 (the last 100 evaluation episodes, at frame 0)");
   stop.on_shaped_return = false;
   s.eval_return_mean = 150;
-  EXPECT_EQ(stop_reason(stop, s), "eval_return_mean 150 >= stop.eval_return_mean = 100");
+  EXPECT_EQ(stop_reason(stop, s), "eval_return_mean 150 >= stop.eval_return_mean = 100 (the last 100 evaluation episodes, at frame 0)");
 }
 
 bool has_key(const std::string& json, const std::string& key) {
@@ -140,6 +140,23 @@ TEST(AddCounters, WritesEveryCounterAndTheAlgorithmsMetrics) {
   EXPECT_FALSE(has_key(json, "eval_episodes")) << json;
   EXPECT_FALSE(has_key(json, "shaped_return_mean")) << json;
   EXPECT_FALSE(has_key(json, "record_steps")) << json;
+}
+
+TEST(FinalEval, TheLineSaysTheMeanHowManyEpisodesHowTheyWerePlayedAndTheirRange) {
+  engine::Evaluation e;
+  e.returns = {500, 488, 500, 497.5};
+  e.lengths = {500, 488, 500, 497};
+  e.truncated = {true, false, true, false};
+  EXPECT_EQ(final_eval_text(e, "sampled"),
+            "final policy: return_mean 496.4 over 4 evaluation episodes (sampled; min 488, max 500)");
+  e.returns = {-150.25};
+  EXPECT_EQ(final_eval_text(e, "epsilon 0.001"),
+            "final policy: return_mean -150.2 over 1 evaluation episode (epsilon 0.001; min -150.2, max -150.2)");
+  EXPECT_EQ(final_eval_text(engine::Evaluation{}, "greedy"), "final policy: no evaluation episode");
+  engine::MetricsRow row;
+  e.returns = {1, 2};
+  add_final_eval(row, e);
+  EXPECT_EQ(row.to_json(), "{\"final_eval_return_mean\": 1.5, \"final_eval_episodes\": 2}");
 }
 
 TEST(AddCounters, NumbersReadBackExactlyAndCountersStayWhole) {

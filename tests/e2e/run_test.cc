@@ -64,13 +64,21 @@ TEST(EndToEnd, ARunTrainsThroughActorProcessesAndWritesItsRunDirectory) {
   EXPECT_EQ(ckpts[1], ckpts[0] + ".sum");
   // Actors ended on the learner's Bye, not by being killed.
   EXPECT_NE(read_file(dir + "/actors/actor-0.log").find("bye"), std::string::npos);
+  // The final weights played stop.final_eval_episodes (10) episodes: in the stop row and the summary.
+  ASSERT_TRUE(rows.back().count("final_eval_return_mean")) << read_file(run.log);
+  EXPECT_EQ(rows.back().at("final_eval_episodes"), 10);
+  EXPECT_GE(rows.back().at("final_eval_return_mean"), 8);
+  EXPECT_NE(read_file(run.log).find("moonseed: final policy: return_mean "), std::string::npos) << read_file(run.log);
+  EXPECT_NE(read_file(run.log).find(" over 10 evaluation episodes (sampled; min "), std::string::npos)
+      << read_file(run.log);
 }
 
 TEST(EndToEnd, AContinuousActionEnvTrainsWithAGaussianPolicy) {
   CartpoleRun run;
   // 16 envs: every one ends an episode (200 steps) by 3200 frames, and at most
   // about 1600 frames wait untrained.
-  ChildProcess learner(run.args({"stop.frames=10000", "env.id=\"Pendulum-v1\"", "topology.envs_per_actor=8"}),
+  ChildProcess learner(run.args({"stop.frames=10000", "env.id=\"Pendulum-v1\"", "topology.envs_per_actor=8",
+                                 "stop.final_eval_episodes=3"}),
                        run.log);
   ASSERT_EQ(learner.wait(90), std::optional<int>(0)) << read_file(run.log);
   auto rows = run.metrics();
@@ -80,6 +88,10 @@ TEST(EndToEnd, AContinuousActionEnvTrainsWithAGaussianPolicy) {
   EXPECT_EQ(last(rows, "length_mean"), 200);
   ASSERT_TRUE(rows.back().count("return_mean"));
   EXPECT_LT(rows.back().at("return_mean"), 0);
+  // Three evaluation episodes of the final weights, each cut at 200 steps too.
+  EXPECT_EQ(rows.back().at("final_eval_episodes"), 3) << read_file(run.log);
+  EXPECT_LT(rows.back().at("final_eval_return_mean"), 0);
+  EXPECT_NE(read_file(run.log).find(" over 3 evaluation episodes (sampled; "), std::string::npos) << read_file(run.log);
 }
 
 TEST(EndToEnd, ResumeContinuesCountersFromTheNewestCheckpoint) {
@@ -90,12 +102,46 @@ TEST(EndToEnd, ResumeContinuesCountersFromTheNewestCheckpoint) {
   ASSERT_GT(steps_before, 0);
 
   ChildProcess second({kBinary, "run", "--resume", run.run_dir(), frames_past_last_row(run, 20000),
-                       "log.interval_s=0.25"},
+                       "log.interval_s=0.25", "stop.final_eval_episodes=0"},
                       run.log);
   ASSERT_EQ(second.wait(90), std::optional<int>(0)) << read_file(run.log);
   auto rows = run.metrics();
   EXPECT_GT(last(rows, "optimizer_steps"), steps_before);
   EXPECT_NE(read_file(run.log).find("resumed"), std::string::npos);
+  // stop.final_eval_episodes = 0: the second run's stop row and summary have no final evaluation.
+  EXPECT_FALSE(rows.back().count("final_eval_return_mean"));
+  const std::string log = read_file(run.log);
+  EXPECT_EQ(log.find("final policy:", log.find("resumed")), std::string::npos) << log;
+}
+
+// A learner killed before its first checkpoint (checkpoint.interval_s = 0: only at the end)
+// left nothing to resume: --resume starts the run over from step 0 in its own directory,
+// says so, and marks it with a resume row of no checkpoint at 0, instead of failing a
+// requeued job.
+TEST(EndToEnd, AResumeOfARunKilledBeforeItsFirstCheckpointStartsOverFromStepZero) {
+  CartpoleRun run;
+  ChildProcess first(run.args({kUntilStopped, "checkpoint.interval_s=0"}), run.log);
+  ASSERT_TRUE(eventually(60, [&] { return !run.run_dir().empty() && last(run.metrics(), "frames") > 2000; }))
+      << read_file(run.log);
+  first.signal(SIGKILL);
+  ASSERT_EQ(first.wait(30), std::optional<int>(128 + SIGKILL));
+  ASSERT_TRUE(std::filesystem::is_empty(run.run_dir() + "/checkpoints")) << "killed before any checkpoint";
+
+  ChildProcess second({kBinary, "run", "--resume", run.run_dir(), "stop.frames=20000", "log.interval_s=0.25"}, run.log);
+  ASSERT_EQ(second.wait(90), std::optional<int>(0)) << read_file(run.log);
+  EXPECT_NE(read_file(run.log).find("moonseed: " + run.run_dir() +
+                                    " has no checkpoint (the run ended before its first one was written): it "
+                                    "starts again from step 0"),
+            std::string::npos)
+      << read_file(run.log);
+  const std::vector<MetricsRow> resumes = read_events(run.run_dir() + "/metrics.jsonl", "resume");
+  ASSERT_EQ(resumes.size(), 1u);
+  EXPECT_EQ(resumes[0].at("frames"), 0);
+  EXPECT_EQ(resumes[0].at("optimizer_steps"), 0);
+  const std::vector<MetricsRow> stops = read_events(run.run_dir() + "/metrics.jsonl", "stop");
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_GE(stops[0].at("frames"), 20000);
+  EXPECT_FALSE(std::filesystem::is_empty(run.run_dir() + "/checkpoints")) << "the final checkpoint";
 }
 
 TEST(EndToEnd, SigintSavesACheckpointAndExitsCleanly) {
@@ -109,6 +155,9 @@ TEST(EndToEnd, SigintSavesACheckpointAndExitsCleanly) {
   EXPECT_EQ(*code, 0) << read_file(run.log);
   EXPECT_NE(read_file(run.log).find("interrupted (SIGINT)"), std::string::npos);
   EXPECT_FALSE(std::filesystem::is_empty(run.run_dir() + "/checkpoints"));
+  // A user who stops the run wants out: no final evaluation.
+  EXPECT_EQ(read_file(run.log).find("final policy:"), std::string::npos) << read_file(run.log);
+  EXPECT_FALSE(run.metrics().back().count("final_eval_return_mean"));
 }
 
 TEST(EndToEnd, AKilledActorIsRestartedAndTrainingGoesOn) {

@@ -92,6 +92,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.stop.return_mean = -150;
   c.stop.eval_return_mean = 180;
   c.stop.on_shaped_return = true;
+  c.stop.final_eval_episodes = 3;
   c.log.interval_s = 2.5;
   c.log.progress = false;
   c.log.tensorboard = false;
