@@ -85,7 +85,15 @@ void read_config(Run& run) {
   }
   std::string line;
   std::string key;
+  bool in_env = false;  // inside `  env = {`, whose `    id = "..."` names the env
   while (std::getline(in, line)) {
+    if (line == "  env = {") in_env = true;
+    if (in_env && line == "  },") in_env = false;
+    if (in_env && line.rfind("    id = ", 0) == 0) {
+      std::string id = line.substr(9);
+      if (!id.empty() && id.back() == ',') id.pop_back();
+      run.env = lua_unquote(id);
+    }
     const std::string name = top_level_value(line, "name");
     if (!name.empty()) run.name = lua_unquote(name);
     const std::string seed = top_level_value(line, "seed");

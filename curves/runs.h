@@ -33,6 +33,7 @@ struct Run {
   std::string id;              // its last path component, e.g. "cartpole_vtrace-20261126-101500"
   std::string name;            // config.lua's `name`; the id when there is no config.lua
   std::optional<int64_t> seed; // config.lua's `seed`
+  std::string env;             // config.lua's `env.id`; "" when there is no config.lua
   // config.lua without its `seed` and `runs_dir` lines: runs with equal
   // non-empty keys differ only by seed. "" when there is no config.lua.
   std::string config_key;

@@ -143,6 +143,8 @@ TEST_F(CurvesTest, GroupsRunsThatDifferOnlyBySeed) {
   std::ofstream(changed + "/config.lua", std::ios::app) << "-- another field\n";
   runs.push_back(read_run(changed));
   EXPECT_TRUE(warned("has no config.lua"));
+  EXPECT_EQ(runs[0].env, "CartPole-v1");
+  EXPECT_EQ(runs[3].env, "") << "no config.lua";
   const std::vector<Group> groups = group_runs(runs);
   ASSERT_EQ(groups.size(), 4u);
   EXPECT_EQ(groups[0].label, "cp (2 seeds)");

@@ -129,7 +129,8 @@ TEST_F(PlotRuns, SvgHasOneLinePerRunWithEveryRowAsAPointEndingAtTheStopRowsValue
   const std::string svg = read_file(svg_path);
   ASSERT_TRUE(contains(svg, "<svg")) << svg.substr(0, 200);
   for (int i = 0; i < 2; ++i) {
-    const std::string id = fs::path(dir(i)).filename().string();
+    // Each line is named by its experiment and seed, not by its timestamped directory.
+    const std::string id = "cartpole_vtrace (seed " + std::to_string(i + 1) + ")";
     const std::string part = svg_plot(svg, id);
     ASSERT_FALSE(part.empty()) << "no line titled " << id;
     EXPECT_GT(expected_points(i), 3u);
@@ -153,7 +154,7 @@ TEST_F(PlotRuns, SeedsOfOneScriptAreOneLineWithABandFoundUnderARunsDirectory) {
   ASSERT_FALSE(part.empty()) << svg;
   EXPECT_GT(path_points(part), 3u);
   EXPECT_TRUE(contains(svg, "<polygon")) << "the band";
-  EXPECT_TRUE(contains(svg, "time_s (s)"));
+  EXPECT_TRUE(contains(svg, "<text>wall time (s)</text>")) << "seconds for a run of seconds";
 }
 
 TEST_F(PlotRuns, ASeedWhoseMetricIsOnlyNullLeavesTheBandOfTheOthers) {
@@ -193,7 +194,67 @@ TEST_F(PlotRuns, PngHasOnePanelPerMetric) {
   EXPECT_EQ(big_endian(png, 20), 840u);
 }
 
+// A run of another env beside the two CartPole seeds: its own panel beside theirs, never their
+// axis; the figure's title, size and smoothing as asked; the CSV holds what was drawn.
+TEST_F(PlotRuns, RunsOfTwoEnvsArePanelsSideBySideWithReadableTicksAndTheirCsv) {
+  const std::string catch_run = out_ + "/envs/catch_vtrace-seed1";
+  fs::create_directories(catch_run);
+  {
+    std::string config = replaced(read_file(dir(0) + "/config.lua"), "    id = \"CartPole-v1\",", "    id = \"Catch-v0\",");
+    std::ofstream(catch_run + "/config.lua") << replaced(config, "  name = \"cartpole_vtrace\",", "  name = \"catch_vtrace\",");
+    std::ofstream(catch_run + "/metrics.jsonl") << "{\"time_s\": 1, \"frames\": 100000, \"return_mean\": 0.1}\n"
+                                                   "{\"time_s\": 2, \"frames\": 200000, \"return_mean\": 0.4}\n"
+                                                   "{\"time_s\": 3, \"frames\": 300000, \"return_mean\": 0.7}\n"
+                                                   "{\"time_s\": 4, \"frames\": 400000, \"return_mean\": 1.0}\n";
+  }
+  const std::string svg_path = out_ + "/envs.svg";
+  const std::string csv_path = out_ + "/envs.csv";
+  const Result r = plot({dir(0), dir(1), catch_run, "-o", svg_path, "--csv", csv_path, "--title", "Two envs",
+                         "--smooth", "2"});
+  ASSERT_EQ(r.exit_code, std::optional<int>(0)) << r.output;
+  EXPECT_TRUE(contains(r.output, "(3 runs, 2 charts, 2 lines) and " + csv_path)) << r.output;
+  const std::string svg = read_file(svg_path);
+  EXPECT_TRUE(contains(svg, "<text>Two envs</text>"));
+  EXPECT_TRUE(contains(svg, "<text>CartPole-v1: return (mean of the last 100 episodes), smoothed over 2 rows</text>"));
+  EXPECT_TRUE(contains(svg, "<text>Catch-v0: return (mean of the last 100 episodes), smoothed over 2 rows</text>"));
+  EXPECT_FALSE(svg_plot(svg, "cartpole_vtrace (2 seeds)").empty());
+  EXPECT_FALSE(svg_plot(svg, "catch_vtrace (seed 1)").empty());
+  // Tick labels in one format: SI prefixes, never 1e+06 beside 200000.
+  EXPECT_TRUE(contains(svg, "<text>200k</text>")) << "the frames axis";
+  EXPECT_FALSE(contains(svg, "e+0")) << "no scientific notation";
+
+  const std::string csv = read_file(csv_path);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "metric,env,line,frames,y,low,high");
+  // Catch's points, each the mean of itself and the row before (--smooth 2); a single run has no band.
+  EXPECT_TRUE(contains(csv, "\nreturn_mean,Catch-v0,catch_vtrace (seed 1),100000,0.1,,\n")) << csv;
+  EXPECT_TRUE(contains(csv, "\nreturn_mean,Catch-v0,catch_vtrace (seed 1),400000,0.85,,\n")) << csv;
+  // The seeds' line has its band: a low and a high on every row.
+  size_t band_rows = 0;
+  for (size_t at = csv.find("\nreturn_mean,CartPole-v1,cartpole_vtrace (2 seeds),"); at != std::string::npos;
+       at = csv.find("\nreturn_mean,CartPole-v1,cartpole_vtrace (2 seeds),", at + 1)) {
+    const std::string row = csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
+    EXPECT_NE(row.back(), ',') << row;
+    ++band_rows;
+  }
+  EXPECT_GT(band_rows, 3u);
+
+  // The size asked for, in pixels.
+  const std::string png_path = out_ + "/envs.png";
+  ASSERT_EQ(plot({dir(0), catch_run, "-o", png_path, "--size", "1500x500"}).exit_code, std::optional<int>(0));
+  const std::string png = read_file(png_path);
+  ASSERT_GT(png.size(), 24u);
+  EXPECT_EQ(big_endian(png, 16), 1500u);
+  EXPECT_EQ(big_endian(png, 20), 500u);
+}
+
 TEST_F(PlotRuns, ErrorsSayWhatIsWrong) {
+  const Result size = plot({dir(0), "--size", "10", "-o", out_ + "/x.png"});
+  EXPECT_EQ(size.exit_code, std::optional<int>(1));
+  EXPECT_TRUE(contains(size.output, "--size takes WIDTHxHEIGHT in pixels, e.g. 1200x800, not '10'")) << size.output;
+  const Result smooth = plot({dir(0), "--smooth", "0", "-o", out_ + "/x.png"});
+  EXPECT_EQ(smooth.exit_code, std::optional<int>(1));
+  EXPECT_TRUE(contains(smooth.output, "--smooth takes a whole number from 1 to 100000, not '0'")) << smooth.output;
+
   const Result unknown = plot({dir(0), "--metric", "return_men", "-o", out_ + "/x.png"});
   EXPECT_EQ(unknown.exit_code, std::optional<int>(1));
   EXPECT_TRUE(contains(unknown.output, "no run has the metric 'return_men' (did you mean return_mean?)")) << unknown.output;
