@@ -67,11 +67,44 @@ function addMetricChoice(key) {
   list.insertBefore(label, after || null);
 }
 
+// A value as a person reads it: numbers as they are, texts unquoted, lists and objects briefly.
+function plainValue(v) {
+  if (v === null || v === undefined) return "-";
+  if (typeof v === "number") return Number.isInteger(v) ? String(v) : String(+v.toPrecision(6));
+  if (typeof v === "string") return v;
+  if (Array.isArray(v)) return v.map(plainValue).join(", ");
+  return Object.entries(v).map(([k, x]) => k + " " + plainValue(x)).join(", ");
+}
+
+// An event row in words (metrics.md "Event rows"): the common ones said as sentences, the
+// rest as "key: value" pairs, never as raw JSON.
 function eventDetails(row) {
   const rest = Object.assign({}, row);
   delete rest.time_s;
   delete rest.event;
-  return JSON.stringify(rest);
+  const changes = (c) => Object.entries(c || {}).map(([path, ch]) =>
+    path + ": " + plainValue(ch && typeof ch === "object" && "from" in ch ? ch.from : ch) +
+    (ch && typeof ch === "object" && "to" in ch ? " \u2192 " + plainValue(ch.to) : "")).join("; ");
+  const who = () => "actor " + plainValue(row.actor) + (row.host ? " on " + row.host : "") +
+    (row.pid !== undefined ? " (pid " + row.pid + ")" : "");
+  switch (row.event) {
+    case "reload": return changes(row.changes) || "no field changed";
+    case "reload_refused": return "refused: " + plainValue(row.reason ?? row.fields) + (row.changes ? " (" + changes(row.changes) + ")" : "");
+    case "reload_failed": return plainValue(row.error);
+    case "actor_joined": return who() + " joined";
+    case "actor_left": return who() + " left: " + plainValue(row.reason);
+    case "actor_hung": return who() + " hung: " + plainValue(row.reason);
+    case "actor_parked": return "actor " + plainValue(row.actor) + " parked: " + plainValue(row.reason);
+    case "checkpoint": return plainValue(row.checkpoint) + (row.metric ? ", " + row.metric + " " + plainValue(row.value) : "") +
+      (row.best ? " (the best so far: best.pt)" : "");
+    case "checkpoint_failed": return "checkpoint failed: " + plainValue(row.error);
+    case "resume": return "resumed " + plainValue(row.checkpoint) + " at frame " + plainValue(row.frames);
+    case "stop": return plainValue(row.reason) + (typeof row.final_eval_return_mean === "number"
+      ? "; final policy: return_mean " + plainValue(row.final_eval_return_mean) + " over " + plainValue(row.final_eval_episodes) + " episodes" : "");
+    default:
+      return Object.entries(rest).filter(([k]) => k !== "counters")
+        .map(([k, v]) => k + ": " + plainValue(v)).join("; ");
+  }
 }
 
 function addEvent(run, row) {
@@ -141,6 +174,53 @@ function aligned(series) {
   return data;
 }
 
+// A tick's label for ticks `step` apart (curves/figure.h tick_label): SI prefixes from a
+// thousand on ("250k", "1.5M"), plain below ("0.25", "-150"), "2.5e-4" for tiny steps.
+function tickLabel(v, step, si = true) {
+  if (v === 0 || Math.abs(v) < Math.abs(step) * 1e-9) return "0";
+  step = Math.abs(step);
+  const decimals = (unitStep) => {
+    const k = Math.floor(Math.log10(unitStep) + 1e-9);
+    const m = unitStep / Math.pow(10, k);
+    return Math.min(6, Math.max(0, -k + (Math.abs(m - Math.round(m)) > 1e-6 ? 1 : 0)));
+  };
+  const trim = (t) => t.includes(".") ? t.replace(/0+$/, "").replace(/\.$/, "") : t;
+  if (step < 1e-3 && Math.abs(v) < 1e-2) {
+    const e = Math.floor(Math.log10(Math.abs(v)));
+    const scale = Math.pow(10, e);
+    return trim((v / scale).toFixed(decimals(step / scale))) + "e" + e;
+  }
+  const prefixes = ["", "k", "M", "G", "T", "P"];
+  let p = 0, scale = 1;
+  while (si && Math.abs(v) >= scale * 1000 && p < 5) { scale *= 1000; p++; }
+  return trim((v / scale).toFixed(decimals(step / scale))) + prefixes[p];
+}
+
+// uPlot's `values` for an axis: its splits labelled by tickLabel; the first chart's labels are
+// kept in #chart-data for the browser test.
+function tickLabels(metric, axis) {
+  return (u, splits) => {
+    const step = splits.length > 1 ? splits[1] - splits[0] : (splits[0] || 1);
+    // Prefixes only when some tick reaches 10^4: 800 beside 1000, not beside 1k.
+    const si = splits.some((v) => Math.abs(v) >= 1e4);
+    const labels = splits.map((v) => tickLabel(v, step, si));
+    const first = document.querySelector("#charts .chart");
+    if (first && first.dataset.metric === metric) document.getElementById("chart-data").dataset[axis + "Ticks"] = labels.join(" ");
+    return labels;
+  };
+}
+
+// A chart as wide as its column less its box's padding and border, never wider: no sideways
+// scrolling.
+function chartWidth(box) {
+  return Math.max(300, box.clientWidth - 24);
+}
+
+window.addEventListener("resize", () => {
+  const box = document.getElementById("charts");
+  for (const c of state.charts.values()) if (c.plot) c.plot.setSize({width: chartWidth(box), height: 220});
+});
+
 const kColors = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
 
 function redraw(rebuild) {
@@ -169,9 +249,11 @@ function redraw(rebuild) {
       if (hasChartLibrary) {
         let color = -1;
         const opts = {
-          width: Math.max(300, box.clientWidth - 10), height: 220,
+          width: chartWidth(box), height: 220,
           scales: {x: {time: false}},
-          axes: [{label: state.x === "frames" ? "frames" : "wall time (s)"}, {}],
+          // Ticks about 80 px apart on x, 25 on y, labelled as `moonseed plot` labels them.
+          axes: [{label: state.x === "frames" ? "env frames" : "wall time (s)", space: 80, values: tickLabels(metric, "x")},
+                 {space: 25, values: tickLabels(metric, "y"), size: 60}],
           series: [{}].concat(series.map((s) => {
             if (!s.band) color++;
             const c = kColors[color % kColors.length];
@@ -211,6 +293,9 @@ function updateCounts() {
   d.dataset.lastFrames = String(lastFrames);
   d.dataset.events = String(events);
   d.dataset.reloads = String(reloads);
+  // The page's width beside the window's: equal when nothing scrolls sideways.
+  d.dataset.pageWidth = String(document.documentElement.scrollWidth);
+  d.dataset.viewWidth = String(document.documentElement.clientWidth);
 }
 
 async function pollStatus() {

@@ -29,12 +29,20 @@ double data_attribute(const std::string& dom, const std::string& name) {
   return std::regex_search(dom, m, pattern) ? std::stod(m[1].str()) : -1;
 }
 
-// Chromium, headless, on `url`, with `mode` ("--dump-dom" or "--screenshot=FILE");
-// virtual time lets the page's once-a-second polls run five times. Returns what it printed.
+// The text of #chart-data's data-NAME attribute ("" when absent).
+std::string data_text(const std::string& dom, const std::string& name) {
+  std::smatch m;
+  const std::regex pattern("id=\"chart-data\"[^>]*data-" + name + "=\"([^\"]*)\"");
+  return std::regex_search(dom, m, pattern) ? m[1].str() : "";
+}
+
+// Chromium, headless, on `url`, with `mode` ("--dump-dom" or "--screenshot=FILE"), in a
+// 1400 x 900 window (a laptop's); virtual time lets the page's once-a-second polls run five
+// times. Returns what it printed.
 std::string chromium(const std::string& dir, const std::string& url, const std::string& mode) {
   const std::string out = dir + "/chromium-" + std::to_string(::getpid()) + "-" + std::to_string(rand()) + ".txt";
   ChildProcess browser({kChromium, "--headless", "--disable-gpu", "--no-sandbox", "--user-data-dir=" + dir + "/profile",
-                        "--window-size=1200,800", "--virtual-time-budget=5000", mode, url},
+                        "--window-size=1400,900", "--virtual-time-budget=5000", mode, url},
                        out);
   EXPECT_EQ(browser.wait(120), std::optional<int>(0)) << read_file(out);
   return read_file(out);
@@ -42,7 +50,7 @@ std::string chromium(const std::string& dir, const std::string& url, const std::
 
 TEST(Dashboard, ARunsChartHoldsItsPointsAndAReloadShowsAsAnEvent) {
   if (::access(kChromium.c_str(), X_OK) != 0) {
-    GTEST_SKIP() << "chromium is not installed (.ci/setup installs it: apt-get install chromium): "
+    GTEST_SKIP() << "chromium is not installed (.ci/setup --all installs it: apt-get install chromium): "
                     "the dashboard's browser test is skipped";
   }
   const std::string dir = make_temp_dir("moonseed-dashboard");
@@ -84,6 +92,20 @@ TEST(Dashboard, ARunsChartHoldsItsPointsAndAReloadShowsAsAnEvent) {
   EXPECT_EQ(data_attribute(dom, "reloads"), 1) << dom;
   EXPECT_NE(dom.find("data-event=\"reload\""), std::string::npos) << dom;
   EXPECT_NE(dom.find("optimizer.lr"), std::string::npos) << "the reload's change is shown: " << dom;
+  // In words, not as JSON: the field, its old and its new value.
+  EXPECT_NE(dom.find("<td>optimizer.lr: 0.001 \u2192 0.0005</td>"), std::string::npos) << dom;
+  EXPECT_EQ(dom.find("{&quot;"), std::string::npos) << "no event as raw JSON: " << dom;
+  EXPECT_EQ(dom.find("<td>{\""), std::string::npos) << "no event as raw JSON: " << dom;
+  // At 1400 px nothing scrolls sideways.
+  ASSERT_GT(data_attribute(dom, "view-width"), 0) << dom;
+  EXPECT_LE(data_attribute(dom, "page-width"), data_attribute(dom, "view-width")) << dom;
+  // The frames axis is labelled as `moonseed plot` labels it: 0, 20k, 40k..., never 1e+05.
+  const std::string x_ticks = data_text(dom, "x-ticks");
+  EXPECT_GE(std::count(x_ticks.begin(), x_ticks.end(), ' '), 2) << "at least 3 ticks: " << x_ticks;
+  EXPECT_EQ(x_ticks.find("e+"), std::string::npos) << x_ticks;
+  if (data_attribute(dom, "last-frames") >= 10000) {
+    EXPECT_TRUE(std::regex_search(x_ticks, std::regex("[0-9]k|[0-9]M"))) << x_ticks;
+  }
   EXPECT_NE(dom.find("<canvas"), std::string::npos) << "uPlot drew the chart: " << dom;
   EXPECT_NE(dom.find("<th>actors</th>"), std::string::npos) << "the status table: " << dom;
   EXPECT_NE(dom.find("<th>fps</th>"), std::string::npos) << "the status table: " << dom;
@@ -137,7 +159,7 @@ double rows_of(const std::string& run_dir, bool events = false) {
 }
 
 TEST(Dashboard, PastRunsOfOneScriptShowOnOneChartWithTheirMeanAndBand) {
-  if (::access(kChromium.c_str(), X_OK) != 0) GTEST_SKIP() << "chromium is not installed (.ci/setup installs it)";
+  if (::access(kChromium.c_str(), X_OK) != 0) GTEST_SKIP() << "chromium is not installed (.ci/setup --all installs it)";
   const std::string dir = make_temp_dir("moonseed-dashboard-past");
   for (int i = 0; i < 2; ++i) ASSERT_EQ(ShortRun("127.0.0.1:0", dir, "40000").exit_code, std::optional<int>(0));
   const auto runs = list_dirs(dir + "/runs");
@@ -192,7 +214,7 @@ TEST(Dashboard, BeyondLoopbackWithoutATokenTheRunIsRefusedBeforeItWritesAnything
 }
 
 TEST(Dashboard, ALearnerGroupsPageShowsTheGroupsStatusAndARowForEachRank) {
-  if (::access(kChromium.c_str(), X_OK) != 0) GTEST_SKIP() << "chromium is not installed (.ci/setup installs it)";
+  if (::access(kChromium.c_str(), X_OK) != 0) GTEST_SKIP() << "chromium is not installed (.ci/setup --all installs it)";
   TrainingRun run(kExample, {"log.interval_s=0.25", "stop.return_mean=0", "topology.learners=2"}, "moonseed-dashboard-group");
   ChildProcess learner(run.args({kUntilStopped}), run.log);
   // Both ranks have trained, and rank 0's rows show it.
