@@ -85,12 +85,23 @@ std::string pick_checkpoint(const engine::RunDirectory& dir, const CheckpointCho
                              " holds no ckpt-N.pt; a run writes one every checkpoint.interval_s and when it ends)");
   }
   if (choice.step < 0) {
+    // The newest good one, as --resume takes it: each newer one skipped with a line saying why
+    // (its save was interrupted, or it is damaged). A step asked for by number is never swapped.
     const std::string newest = dir.newest_checkpoint();
-    for (auto it = all.rbegin(); !newest.empty() && *it != newest; ++it) {
+    auto it = all.rbegin();
+    for (; !newest.empty() && *it != newest; ++it) {
       std::cerr << "moonseed: skipping incomplete checkpoint " << *it << " (no " << dir.missing_files(*it, {})
                 << ": its save was interrupted)\n";
     }
-    return checked(newest.empty() ? all.back() : newest, all);
+    if (newest.empty()) return checked(all.back(), all);
+    for (; it != all.rend(); ++it) {
+      if (!dir.missing_files(*it, {}).empty()) continue;  // an interrupted save further back
+      const std::string damage = checkpoint_damage(*it, /*companions=*/false);
+      if (damage.empty()) return *it;
+      std::cerr << "moonseed: skipping checkpoint " << *it << ": " << damage << "\n";
+    }
+    throw std::runtime_error("every checkpoint of " + dir.path() + " is damaged (" + steps_there(all) +
+                             "; the lines above say how)");
   }
   const std::string wanted = dir.checkpoint_path(choice.step);
   for (const std::string& path : all) {

@@ -27,11 +27,12 @@ struct CheckpointChoice {
 CheckpointChoice parse_checkpoint_choice(const std::string& text);
 
 // The checkpoint file chosen, checked against its manifest (checkpoint_damage: its own file,
-// not R2D2's replay, which export and eval do not read). The newest is the newest complete one
-// (RunDirectory::newest_checkpoint; a line on stderr names each newer one skipped as
-// interrupted). Throws std::runtime_error naming the run when it has none, no best.pt, or no
-// checkpoint of that step (listing the steps it has), and for a damaged one: no other is taken
-// in its place, the message says why (the file, both CRCs, the size) and lists the others.
+// not R2D2's replay, which export and eval do not read). By default the newest good one, as
+// --resume takes it: a line on stderr names each newer one skipped, as interrupted
+// (RunDirectory::newest_checkpoint) or damaged (why). Throws std::runtime_error naming the run
+// when it has none, none good, no best.pt, or no checkpoint of that step (listing the steps it
+// has), and for a damaged one asked for by step or as best: no other is taken in its place,
+// the message says why (the file, both CRCs, the size) and lists the others.
 std::string pick_checkpoint(const engine::RunDirectory& dir, const CheckpointChoice& choice);
 
 // Checks `checkpoint` against its manifest before it is loaded (engine::verify_checkpoint, with

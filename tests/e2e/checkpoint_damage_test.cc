@@ -25,7 +25,9 @@ namespace fs = std::filesystem;
 std::string name_of(const std::string& path) { return fs::path(path).filename().string(); }
 
 // A run of `script` stopped (SIGINT, a final checkpoint) once it has written
-// two checkpoints of steps past 0: three or more checkpoints, each sealed.
+// three checkpoints, two of them of steps past 0, each sealed. (The final
+// checkpoint is not counted on: on a loaded machine no step may come between
+// the last periodic one and the stop, and then it rewrites that one.)
 std::unique_ptr<TrainingRun> run_with_checkpoints(const std::string& script, std::vector<std::string> fixed,
                                                   const std::string& prefix) {
   for (const char* o :
@@ -37,9 +39,10 @@ std::unique_ptr<TrainingRun> run_with_checkpoints(const std::string& script, std
   ChildProcess learner(run->args({}), run->log);
   const auto trained = [&] {
     if (run->run_dir().empty()) return false;
+    const std::vector<std::string> all = checkpoint_paths(run->run_dir());
     size_t n = 0;
-    for (const std::string& path : checkpoint_paths(run->run_dir())) n += checkpoint_step(name_of(path)) > 0;
-    return n >= 2;
+    for (const std::string& path : all) n += checkpoint_step(name_of(path)) > 0;
+    return all.size() >= 3 && n >= 2;
   };
   EXPECT_TRUE(eventually(180, trained)) << read_file(run->log);
   learner.signal(SIGINT);
@@ -89,7 +92,9 @@ void expect_resume_row(const std::string& dir, const std::string& expected, cons
   EXPECT_EQ(resumes[0].checkpoint, "checkpoints/" + name_of(expected)) << resumes[0].text;
   EXPECT_EQ(resumes[0].numbers.at("optimizer_steps"), held.optimizer_steps) << resumes[0].text;
   EXPECT_EQ(resumes[0].numbers.at("frames"), held.frames) << resumes[0].text;
-  if (held.replay_size >= 0) EXPECT_EQ(resumes[0].numbers.at("replay_size"), held.replay_size) << resumes[0].text;
+  if (held.replay_size >= 0) {
+    EXPECT_EQ(resumes[0].numbers.at("replay_size"), held.replay_size) << resumes[0].text;
+  }
 }
 
 // A weight's exponent flipped in the newest checkpoint: it used to load
@@ -209,6 +214,36 @@ TEST_F(CheckpointDamage, EvalAndExportOfADamagedCheckpointFailWithTheCrcMessage)
   const Finished newest =
       run_to_end({MOONSEED_BINARY, "export", dir, "-o", dir + "/policy.pt"}, dir + "/newest.log", 120);
   EXPECT_EQ(newest.exit_code, std::optional<int>(0)) << newest.output;
+}
+
+// Without --checkpoint, eval and export take the newest good one, as --resume does, saying
+// which they skipped and why.
+TEST_F(CheckpointDamage, EvalAndExportWithoutACheckpointSkipADamagedNewestForThePreviousOne) {
+  const std::string dir = copy_of_vtrace_run();
+  const std::vector<std::string> all = checkpoint_paths(dir);
+  ASSERT_GE(all.size(), 3u);
+  const std::string damaged = all.back();
+  const std::string previous = all[all.size() - 2];
+  flip_a_tensor_exponent(damaged);
+  const Finished eval = run_to_end({MOONSEED_BINARY, "eval", dir, "--episodes", "1"}, dir + "/eval.log", 120);
+  EXPECT_EQ(eval.exit_code, std::optional<int>(0)) << eval.output;
+  EXPECT_NE(eval.output.find("moonseed: skipping checkpoint " + damaged + ": CRC-32C mismatch in " + damaged),
+            std::string::npos)
+      << eval.output;
+  EXPECT_NE(eval.output.find(", " + previous + " (step "), std::string::npos) << "eval plays the previous one: " << eval.output;
+  const Finished exported =
+      run_to_end({MOONSEED_BINARY, "export", dir, "-o", dir + "/policy.pt"}, dir + "/export.log", 120);
+  EXPECT_EQ(exported.exit_code, std::optional<int>(0)) << exported.output;
+  EXPECT_NE(exported.output.find("moonseed: skipping checkpoint " + damaged + ": "), std::string::npos)
+      << exported.output;
+  EXPECT_TRUE(fs::exists(dir + "/policy.pt"));
+  // Every one damaged: nothing to fall back on, and it says so.
+  for (const std::string& path : all) {
+    if (path != damaged) flip_a_tensor_exponent(path);
+  }
+  const Finished none = run_to_end({MOONSEED_BINARY, "eval", dir, "--episodes", "1"}, dir + "/none.log", 120);
+  EXPECT_EQ(none.exit_code, std::optional<int>(1)) << none.output;
+  EXPECT_NE(none.output.find("every checkpoint of " + dir + " is damaged"), std::string::npos) << none.output;
 }
 
 // R2D2's replay beside the newest checkpoint flipped: the resume skips the

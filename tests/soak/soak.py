@@ -51,6 +51,12 @@ FAULTS = ["actor_kill", "actor_stop", "learner_kill", "disk_full", "garbage", "w
 TOKEN = "soak-token-0123456789abcdef"
 
 
+def not_regular(directory, names):
+    """shutil.copytree's ignore: the names in `directory` that are neither files nor directories."""
+    return [n for n in names if not (os.path.isfile(os.path.join(directory, n)) or
+                                     os.path.isdir(os.path.join(directory, n)))]
+
+
 def log(line):
     print("soak: " + line, flush=True)
 
@@ -350,7 +356,8 @@ class Soak:
             # Keep the run beside the results once its tmpfs goes.
             if state["disk"]:
                 keep = os.path.join(self.opts.out, name, "soak", "run")
-                shutil.copytree(run_dir, keep, dirs_exist_ok=True)
+                # Regular files and directories: a socket (learner.sock, control.sock) cannot be copied.
+                shutil.copytree(run_dir, keep, dirs_exist_ok=True, ignore=not_regular)
             return result, counts, wall, state["kills"]
         finally:
             if state["disk"]:
