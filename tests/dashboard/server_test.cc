@@ -227,13 +227,6 @@ int silent_connection(int port) {
   return fd;
 }
 
-// Whether the server closed `fd` (it reads as ended).
-bool closed_by_server(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  char c = 0;
-  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && ::recv(fd, &c, 1, MSG_PEEK) == 0;
-}
-
 // True once `done` holds; false after 30 s (a test's timeout, not a measure).
 bool within_30s(const std::function<bool()>& done) {
   for (int i = 0; i < 3000 && !done(); ++i) ::usleep(10000);

@@ -238,9 +238,13 @@ TEST(HostileActor, ControlCharactersInAnActorsWordsNeverReachALineAsThemselves) 
     for (const char c : line) {
       EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << "control character " << int(c);
     }
-    if (e.kind != ActorEvent::Kind::kNotice) EXPECT_NE(line.find("box\\x0amoonseed"), std::string::npos);
+    if (e.kind != ActorEvent::Kind::kNotice) {
+      EXPECT_NE(line.find("box\\x0amoonseed"), std::string::npos);
+    }
     if (e.kind == ActorEvent::Kind::kNotice) noticed = line.find("\\x0d\\x0a") != std::string::npos;
-    if (e.kind == ActorEvent::Kind::kLeft) EXPECT_NE(line.find("gone\\x0amoonseed: FORGED\\x7f"), std::string::npos);
+    if (e.kind == ActorEvent::Kind::kLeft) {
+      EXPECT_NE(line.find("gone\\x0amoonseed: FORGED\\x7f"), std::string::npos);
+    }
   }
   EXPECT_TRUE(noticed) << "the notice never arrived escaped";
 }
