@@ -153,7 +153,7 @@ class Run {
   // Once per run, when recording has turned off (s.record->error): the one
   // message that says so, and the metrics.jsonl "record_off" row at `time_s`.
   void report_record_off(const engine::LearnerStats& s, double time_s);
-  // stop.final_eval_episodes (cli/run_final_eval.cc): after the final checkpoint of a run
+  // stop.final_eval_episodes (cli/run_finish.cc): after the final checkpoint of a run
   // that stopped by its own rule, the final weights play that many episodes; the result
   // goes into final_eval_ (the stop row, the summary). Fails alone: a line, no exit code.
   void evaluate_final_policy();

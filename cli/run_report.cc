@@ -67,6 +67,18 @@ std::string checkpoint_and_prune(const engine::RunDirectory& dir, int64_t step, 
   return path;
 }
 
+engine::MetricsRow counters_row(const engine::LearnerStats& s, const engine::ExperimentConfig& cfg, double elapsed,
+                                double fps, int actor_restarts, const SlotCounts& slots) {
+  engine::MetricsRow row;
+  row.add("time_s", elapsed).add("fps", fps);
+  add_counters(row, s, cfg.topology.eval_envs_per_actor > 0);
+  // The version the training thread has applied: the rows' numbers are its.
+  row.add("actor_restarts", actor_restarts).add("config_version", static_cast<double>(s.applied_config_version))
+      .add("actor_deaths", slots.deaths).add("actors_backing_off", slots.backing_off)
+      .add("actors_parked", slots.parked);
+  return row;
+}
+
 namespace {
 
 double mean_of(const std::vector<double>& v) {

@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 
+#include "cli/local_actors.h"
 #include "engine/config/experiment_config.h"
 #include "engine/learner/stats.h"
 #include "engine/run/metrics_log.h"
@@ -47,6 +48,12 @@ void add_counters(engine::MetricsRow& row, const engine::LearnerStats& s, bool e
 std::string final_eval_text(const engine::Evaluation& e, const std::string& policy);
 // Adds final_eval_return_mean and final_eval_episodes to `row` (the stop row).
 void add_final_eval(engine::MetricsRow& row, const engine::Evaluation& e);
+
+// One metrics.jsonl row of the run's counters (docs/metrics.md "Tick rows"): time_s, fps,
+// add_counters, actor_restarts, the config version the training thread applied, and the local
+// actor slots' deaths, backoffs and parks.
+engine::MetricsRow counters_row(const engine::LearnerStats& s, const engine::ExperimentConfig& cfg, double elapsed,
+                                double fps, int actor_restarts, const SlotCounts& slots);
 
 // Writes one checkpoint: a function that saves the learner's state to a path.
 using SaveCheckpoint = std::function<void(const std::string& path)>;

@@ -146,7 +146,7 @@ class ClosingLearner {
     welcome.num_envs = 1;
     welcome.num_groups = 1;
     write_all(fd, rpc::encode(welcome));
-    write_all(fd, rpc::encode(rpc::Bye{"run finished"}));
+    write_all(fd, rpc::encode(rpc::Bye{"run finished", false, ""}));
     // The actor's batch is coming in: it has the Welcome, and sends before it reads again.
     EXPECT_TRUE(wait_for(fd, POLLIN)) << "the actor sent no step batch";
     if (tcp_) {

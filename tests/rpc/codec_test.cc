@@ -176,7 +176,7 @@ TEST(Codec, ActorNoticeSurvivesARoundTrip) {
 TEST(Codec, ByeSurvivesARoundTrip) {
   const Bye sent = sample_bye();
   expect_same(decode_as<Bye>(encode(sent)), sent);
-  const Bye again{"no step batch for 30 s", /*reconnect=*/true};
+  const Bye again{"no step batch for 30 s", /*reconnect=*/true, /*redirect=*/""};
   expect_same(decode_as<Bye>(encode(again)), again);
   const Bye elsewhere{"placed on rank 1", /*reconnect=*/true, "tcp:10.0.0.2:7001"};
   const Bye decoded = decode_as<Bye>(encode(elsewhere));
