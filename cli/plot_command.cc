@@ -179,8 +179,14 @@ std::vector<Line> panel_lines(const std::vector<cv::Run>& runs, const std::vecto
   };
   std::vector<cv::Run> subset;
   for (const size_t i : members_of_panel) {
-    cv::Run config = runs[i];  // what grouping reads, without the rows
-    config.rows.clear();
+    // What grouping reads (name, seed, config), not the rows.
+    cv::Run config;
+    config.dir = runs[i].dir;
+    config.id = runs[i].id;
+    config.name = runs[i].name;
+    config.seed = runs[i].seed;
+    config.env = runs[i].env;
+    config.config_key = runs[i].config_key;
     subset.push_back(std::move(config));
   }
   std::vector<cv::Group> groups;
