@@ -114,13 +114,17 @@ void SlurmCluster::start_munge() {
 }
 
 void SlurmCluster::write_config() {
+  // Both daemons listen on every interface. Ports below the kernel's ephemeral range: a
+  // port free_port() found there can be taken by another test's outgoing connection before
+  // slurmctld binds it (CI saw "Address already in use" and a node that never registered).
+  const int ports = free_port_run(2);
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);  // not nproc: the test may be pinned to one core
   std::ofstream conf(conf_);
   conf << "# A one-node cluster for one test (tests/e2e/slurm_cluster.h).\n"
        << "ClusterName=moonseedtest\n"
        << "SlurmctldHost=" << host_ << "(127.0.0.1)\n"
-       << "SlurmctldPort=" << free_port() << "\n"
-       << "SlurmdPort=" << free_port() << "\n"
+       << "SlurmctldPort=" << ports << "\n"
+       << "SlurmdPort=" << ports + 1 << "\n"
        << "AuthType=auth/munge\n"
        << "AuthInfo=socket=" << dir_ << "/munge.socket\n"
        << "CredType=cred/munge\n"
@@ -153,25 +157,50 @@ SlurmCluster::SlurmCluster()
   ::setenv("SLURM_CONF", conf_.c_str(), 1);
   try {
     start_munge();
-    write_config();
-    if (command({"slurmctld", "-c"}) != 0) {
-      throw std::runtime_error("slurmctld did not start: " + read_file(dir_ + "/slurmctld.log"));
-    }
-    if (command({"slurmd"}) != 0) throw std::runtime_error("slurmd did not start: " + read_file(dir_ + "/slurmd.log"));
-    std::string state;
-    const bool idle = poll(60, 0.5, [&] {
-      command({"sinfo", "-h", "-o", "%T"}, &state);
-      return trimmed(state) == "idle";
-    });
-    if (!idle) {
-      throw std::runtime_error("the node is not idle after 60 s (sinfo: " + trimmed(state) +
-                               "); slurmd.log:\n" + read_file(dir_ + "/slurmd.log") + "\nslurmctld.log:\n" +
-                               read_file(dir_ + "/slurmctld.log"));
+    // A port still taken between the choice and the bind makes a daemon exit at once, saying
+    // so in its log; new ports, and the daemons again, a bounded number of times.
+    for (int attempt = 1;; ++attempt) {
+      if (start_daemons()) break;
+      if (attempt == 3) throw std::runtime_error("slurm's ports were taken on 3 tries: " +
+                                                 read_file(dir_ + "/slurmctld.log.port-taken"));
+      stop_process(pid_in(dir_ + "/slurmd.pid"), 10);
+      stop_process(pid_in(dir_ + "/slurmctld.pid"), 10);
     }
   } catch (...) {
     stop_daemons();
     throw;
   }
+}
+
+bool SlurmCluster::start_daemons() {
+  write_config();
+  if (command({"slurmctld", "-c"}) != 0) {
+    throw std::runtime_error("slurmctld did not start: " + read_file(dir_ + "/slurmctld.log"));
+  }
+  if (command({"slurmd"}) != 0) throw std::runtime_error("slurmd did not start: " + read_file(dir_ + "/slurmd.log"));
+  const auto port_taken = [&] {
+    return read_file(dir_ + "/slurmctld.log").find("Address already in use") != std::string::npos ||
+           read_file(dir_ + "/slurmd.log").find("Address already in use") != std::string::npos;
+  };
+  std::string state;
+  bool taken = false;
+  const bool idle = poll(60, 0.5, [&] {
+    if ((taken = port_taken())) return true;
+    command({"sinfo", "-h", "-o", "%T"}, &state);
+    return trimmed(state) == "idle";
+  });
+  if (taken) {
+    // The logs are appended to by the next try; keep this one's for a later failure.
+    fs::rename(dir_ + "/slurmctld.log", dir_ + "/slurmctld.log.port-taken");
+    fs::rename(dir_ + "/slurmd.log", dir_ + "/slurmd.log.port-taken");
+    return false;
+  }
+  if (!idle) {
+    throw std::runtime_error("the node is not idle after 60 s (sinfo: " + trimmed(state) + "); slurmd.log:\n" +
+                             read_file(dir_ + "/slurmd.log") + "\nslurmctld.log:\n" +
+                             read_file(dir_ + "/slurmctld.log"));
+  }
+  return true;
 }
 
 SlurmCluster::~SlurmCluster() {

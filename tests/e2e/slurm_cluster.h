@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/free_port.h"  // free_port(): the cluster's ports and the tests'
+#include "tests/free_port.h"  // free_port_run(): the cluster's ports; free_port(): the tests'
 
 namespace moonseed::testing {
 
@@ -49,6 +49,9 @@ class SlurmCluster {
  private:
   void start_munge();
   void write_config();
+  // slurmctld and slurmd on fresh ports until the node is idle: true; false when a port was
+  // taken before a daemon bound it (its log says so); throws on any other failure.
+  bool start_daemons();
   void stop_daemons();
 
   std::string dir_;
