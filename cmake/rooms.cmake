@@ -10,33 +10,85 @@
 #   rooms it links, directly or through them: moonseed_check_layering() makes
 #   that a build step, so an include that runs the wrong way fails the build.
 
-# One precompiled <torch/torch.h> for every LibTorch target (REUSE_FROM):
-# building it costs ~30 s of CPU with clang (~60 s with GCC), once instead of
-# once per target.
-add_library(moonseed_torch_pch OBJECT ${CMAKE_CURRENT_LIST_DIR}/torch_pch.cc)
-target_link_libraries(moonseed_torch_pch PUBLIC ${TORCH_LIBRARIES})
-target_include_directories(moonseed_torch_pch SYSTEM PUBLIC ${TORCH_INCLUDE_DIRS})
-target_precompile_headers(moonseed_torch_pch PRIVATE <torch/torch.h>)
-if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  # Lets ccache cache the files that use the header (see CMakeLists.txt).
-  target_compile_options(moonseed_torch_pch PRIVATE -fpch-preprocess)
-elseif(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  # Without it the header records its inputs' modification times, and a copy
-  # ccache restores into another clone is refused as out of date.
-  target_compile_options(moonseed_torch_pch PRIVATE -Xclang -fno-pch-timestamp)
+# One precompiled <torch/torch.h> for every LibTorch target, built once.
+#
+# GCC: CMake's own precompiled header (REUSE_FROM), ~60 s of CPU to build, ~10 s
+# to load in each file; -fpch-preprocess lets ccache cache the files using it.
+#
+# Clang: built here from LibTorch's <torch/torch.h> itself (~30 s), not from a
+# wrapper in the build directory as CMake would: clang writes the absolute path of
+# every input into the header, and ccache hashes the header into every file that
+# uses it, so a wrapper's path (which differs between clones) would make a second
+# clone miss the cache for all of them. With only /usr/include paths inside, a
+# second clone gets the same bytes from the cache and hits. -fno-pch-timestamp
+# leaves out the inputs' modification times for the same reason.
+add_library(moonseed_torch_flags INTERFACE)
+target_link_libraries(moonseed_torch_flags INTERFACE ${TORCH_LIBRARIES})
+target_include_directories(moonseed_torch_flags SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  find_file(MOONSEED_TORCH_H torch/torch.h PATHS ${TORCH_INCLUDE_DIRS} NO_DEFAULT_PATH REQUIRED)
+  set(MOONSEED_TORCH_PCH ${CMAKE_BINARY_DIR}/torch.h.pch)
+  string(TOUPPER "${CMAKE_BUILD_TYPE}" build_type)
+  separate_arguments(pch_flags UNIX_COMMAND "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${build_type}}")
+  get_directory_property(pch_options COMPILE_OPTIONS)
+  set(flags_of $<TARGET_PROPERTY:moonseed_torch_flags,INTERFACE_COMPILE_DEFINITIONS>)
+  # LibTorch's directories without the compiler's own (/usr/include): as -isystem
+  # those would reorder the search and break libstdc++'s #include_next.
+  set(pch_includes ${TORCH_INCLUDE_DIRS})
+  list(REMOVE_ITEM pch_includes ${CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES})
+  list(TRANSFORM pch_includes PREPEND -isystem)
+  add_custom_command(OUTPUT ${MOONSEED_TORCH_PCH}
+    COMMAND ${CMAKE_CXX_COMPILER_LAUNCHER} ${CMAKE_CXX_COMPILER} ${pch_flags} ${pch_options}
+            "$<$<BOOL:${flags_of}>:-D$<JOIN:${flags_of},;-D>>"
+            ${pch_includes}
+            $<TARGET_PROPERTY:moonseed_torch_flags,INTERFACE_COMPILE_OPTIONS>
+            -fPIC -std=c++17 -Xclang -fno-pch-timestamp -fpch-instantiate-templates
+            -x c++-header ${MOONSEED_TORCH_H} -o torch.h.pch -MD -MF torch.h.pch.d
+    DEPFILE ${CMAKE_BINARY_DIR}/torch.h.pch.d
+    WORKING_DIRECTORY ${CMAKE_BINARY_DIR}
+    COMMAND_EXPAND_LISTS
+    COMMENT "Precompiling <torch/torch.h>")
+  add_custom_target(moonseed_torch_pch DEPENDS ${MOONSEED_TORCH_PCH})
+else()
+  add_library(moonseed_torch_pch OBJECT ${CMAKE_CURRENT_LIST_DIR}/torch_pch.cc)
+  target_link_libraries(moonseed_torch_pch PUBLIC moonseed_torch_flags)
+  target_precompile_headers(moonseed_torch_pch PRIVATE <torch/torch.h>)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    target_compile_options(moonseed_torch_pch PRIVATE -fpch-preprocess)
+  endif()
 endif()
 
+# Clang: each C++ source of `target` that does not set SKIP_PRECOMPILE_HEADERS
+# includes the header (-include-pch), and is rebuilt when it changes. Deferred
+# to the end of the directory, after the caller has marked its plain sources.
+function(moonseed_apply_torch_pch target)
+  get_target_property(sources ${target} SOURCES)
+  foreach(source ${sources})
+    get_source_file_property(skip ${source} TARGET_DIRECTORY ${target} SKIP_PRECOMPILE_HEADERS)
+    if(NOT skip AND source MATCHES "\\.(cc|cpp|cxx)$")
+      set_property(SOURCE ${source} TARGET_DIRECTORY ${target} APPEND PROPERTY
+                   COMPILE_OPTIONS -include-pch ${MOONSEED_TORCH_PCH})
+      set_property(SOURCE ${source} TARGET_DIRECTORY ${target} APPEND PROPERTY OBJECT_DEPENDS ${MOONSEED_TORCH_PCH})
+    endif()
+  endforeach()
+endfunction()
+
 function(moonseed_use_torch target)
-  target_link_libraries(${target} PUBLIC ${TORCH_LIBRARIES})
-  target_include_directories(${target} SYSTEM PUBLIC ${TORCH_INCLUDE_DIRS})
-  target_precompile_headers(${target} REUSE_FROM moonseed_torch_pch)
+  target_link_libraries(${target} PUBLIC moonseed_torch_flags)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    add_dependencies(${target} moonseed_torch_pch)
+    cmake_language(EVAL CODE "cmake_language(DEFER CALL moonseed_apply_torch_pch [[${target}]])")
+  else()
+    target_precompile_headers(${target} REUSE_FROM moonseed_torch_pch)
+  endif()
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_compile_options(${target} PRIVATE -fpch-preprocess)
   endif()
   get_target_property(type ${target} TYPE)
   if(type STREQUAL "EXECUTABLE")
-    # The header was compiled with -fPIC; GCC refuses it for -fPIE code, so a
-    # test or tool compiles its own files as PIC too (and still links as PIE).
+    # The header was compiled with -fPIC; GCC refuses it for -fPIE code (clang
+    # for a different PIC level), so a test or tool compiles its own files as
+    # PIC too (and still links as PIE).
     set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
     target_compile_options(${target} PRIVATE -fPIC)
   endif()

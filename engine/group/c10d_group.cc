@@ -145,7 +145,7 @@ C10dGroup::C10dGroup(GroupOptions options)
                      bind + "): " + first_line(e.what()));
   }
   watch_ = std::make_shared<Watch>();
-  watch_->connect = [rendezvous = rendezvous_, world = n, timeout = timeout_] {
+  watch_->connect = [rendezvous = rendezvous_, timeout = timeout_] {
     if (!rendezvous.tcp) {
       return c10::intrusive_ptr<c10d::Store>(
           c10::make_intrusive<c10d::FileStore>(rendezvous.path, std::numeric_limits<int>::max()));

@@ -21,7 +21,6 @@ extern const char kInvertedPendulumXml[];
 namespace {
 
 constexpr int kErrorBytes = 1000;
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 void log_mujoco_warning(const char* text) { base::log(base::Severity::kWarning, "mujoco", text); }
 

@@ -192,7 +192,7 @@ void SyntheticAtari::start_episode(void* obs) {
   }
   texture_seed_ = rng().next_uint64();
   score_ = 0;
-  render(static_cast<uint8_t*>(obs));
+  draw_frame(static_cast<uint8_t*>(obs));
 }
 
 StepResult SyntheticAtari::advance(const Action& action, void* obs) {
@@ -209,12 +209,12 @@ StepResult SyntheticAtari::advance(const Action& action, void* obs) {
     target_ = draw_target_position();
   }
   result.terminated = elapsed_steps() == episode_length_;
-  render(static_cast<uint8_t*>(obs));
+  draw_frame(static_cast<uint8_t*>(obs));
   if (step_us_ > 0) burn_until(start_ns + int64_t{step_us_} * 1000);
   return result;
 }
 
-void SyntheticAtari::render(uint8_t* obs) const {
+void SyntheticAtari::draw_frame(uint8_t* obs) const {
   // Backgrounds, top to bottom; together they cover every row.
   fill_rect(obs, 0, 0, kWidth, kHudBottom, kBlack);
   fill_rect(obs, 0, kHudBottom, kWidth, kWallBottom - kHudBottom, kWall);

@@ -110,7 +110,7 @@ class SyntheticAtari final : public EpisodicEnv {
   Point draw_target_position();
   Point enemy_position(const Enemy& enemy) const;
   // Writes the frame of the current state: every byte of `obs`.
-  void render(uint8_t* obs) const;
+  void draw_frame(uint8_t* obs) const;
   // Integer arithmetic until the steady clock reads `deadline_ns` (a time_since_epoch count).
   void burn_until(int64_t deadline_ns);
 
