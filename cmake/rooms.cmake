@@ -63,19 +63,32 @@ else()
   endif()
 endif()
 
-# Clang: each C++ source of `target` that does not set SKIP_PRECOMPILE_HEADERS
-# includes the header (-include-pch), and is rebuilt when it changes. Deferred
-# to the end of the directory, after the caller has marked its plain sources.
+# Clang: the C++ files of `target` include the header (-include-pch). Deferred to
+# the end of the directory, after the caller has marked its plain sources
+# (SKIP_PRECOMPILE_HEADERS). A target with no plain source takes the option as a
+# target (a file such as tests/e2e/process.cc is shared with targets that do not
+# use LibTorch, and a source property would reach them too); a room's library or
+# moonseed-engine, whose files are their own, takes it file by file.
 function(moonseed_apply_torch_pch target)
   get_target_property(sources ${target} SOURCES)
+  set(torch_sources "")
+  set(mixed OFF)
   foreach(source ${sources})
     get_source_file_property(skip ${source} TARGET_DIRECTORY ${target} SKIP_PRECOMPILE_HEADERS)
-    if(NOT skip AND source MATCHES "\\.(cc|cpp|cxx)$")
-      set_property(SOURCE ${source} TARGET_DIRECTORY ${target} APPEND PROPERTY
-                   COMPILE_OPTIONS -include-pch ${MOONSEED_TORCH_PCH})
-      set_property(SOURCE ${source} TARGET_DIRECTORY ${target} APPEND PROPERTY OBJECT_DEPENDS ${MOONSEED_TORCH_PCH})
+    if(skip)
+      set(mixed ON)
+    elseif(source MATCHES "\\.(cc|cpp|cxx)$")
+      list(APPEND torch_sources ${source})
     endif()
   endforeach()
+  if(mixed)
+    set_property(SOURCE ${torch_sources} TARGET_DIRECTORY ${target} APPEND PROPERTY
+                 COMPILE_OPTIONS -include-pch ${MOONSEED_TORCH_PCH})
+  else()
+    target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:-include-pch;${MOONSEED_TORCH_PCH}>")
+  endif()
+  # Rebuilt when the header is (a dependency only: harmless where a file is shared).
+  set_property(SOURCE ${torch_sources} TARGET_DIRECTORY ${target} APPEND PROPERTY OBJECT_DEPENDS ${MOONSEED_TORCH_PCH})
 endfunction()
 
 function(moonseed_use_torch target)
