@@ -177,18 +177,8 @@ std::vector<Line> panel_lines(const std::vector<cv::Run>& runs, const std::vecto
     }
     lines.push_back(single_line(runs[i], s));
   };
-  std::vector<cv::Run> subset;
-  for (const size_t i : members_of_panel) {
-    // What grouping reads (name, seed, config), not the rows.
-    cv::Run config;
-    config.dir = runs[i].dir;
-    config.id = runs[i].id;
-    config.name = runs[i].name;
-    config.seed = runs[i].seed;
-    config.env = runs[i].env;
-    config.config_key = runs[i].config_key;
-    subset.push_back(std::move(config));
-  }
+  std::vector<const cv::Run*> subset;
+  for (const size_t i : members_of_panel) subset.push_back(&runs[i]);
   std::vector<cv::Group> groups;
   if (o.group) {
     groups = cv::group_runs(subset);

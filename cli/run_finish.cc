@@ -147,7 +147,6 @@ void Run::print_summary(const engine::LearnerStats& s, double elapsed_s) const {
     }
     std::cerr << "\n";
   }
-
 }
 
 void Run::evaluate_final_policy() {

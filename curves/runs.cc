@@ -204,10 +204,17 @@ Series series(const Run& run, const std::string& metric, XAxis x) {
 }
 
 std::vector<Group> group_runs(const std::vector<Run>& runs) {
+  std::vector<const Run*> all;
+  all.reserve(runs.size());
+  for (const Run& run : runs) all.push_back(&run);
+  return group_runs(all);
+}
+
+std::vector<Group> group_runs(const std::vector<const Run*>& runs) {
   std::vector<Group> groups;
   std::map<std::string, size_t> by_key;
   for (size_t i = 0; i < runs.size(); ++i) {
-    const std::string& key = runs[i].config_key;
+    const std::string& key = runs[i]->config_key;
     if (!key.empty()) {
       const auto it = by_key.find(key);
       if (it != by_key.end()) {
@@ -216,7 +223,7 @@ std::vector<Group> group_runs(const std::vector<Run>& runs) {
       }
       by_key[key] = groups.size();
     }
-    groups.push_back({runs[i].name, {i}});
+    groups.push_back({runs[i]->name, {i}});
   }
   std::map<std::string, int> seen;
   for (auto& group : groups) {
@@ -226,7 +233,7 @@ std::vector<Group> group_runs(const std::vector<Run>& runs) {
       // "seeds" only when every run has a seed of its own: repeats of one seed are runs.
       std::set<int64_t> seeds;
       for (const size_t r : group.runs) {
-        if (runs[r].seed) seeds.insert(*runs[r].seed);
+        if (runs[r]->seed) seeds.insert(*runs[r]->seed);
       }
       const bool own_seeds = seeds.size() == group.runs.size();
       group.label += " (" + std::to_string(group.runs.size()) + (own_seeds ? " seeds)" : " runs)");

@@ -75,6 +75,8 @@ struct Group {
   std::vector<size_t> runs;
 };
 std::vector<Group> group_runs(const std::vector<Run>& runs);
+// The same over runs held elsewhere (a subset of a vector, without copying it).
+std::vector<Group> group_runs(const std::vector<const Run*>& runs);
 
 // The members' mean, minimum and maximum on a common grid: every member's x
 // that lies where all members have points (from the largest first x to the
