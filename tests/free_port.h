@@ -14,19 +14,6 @@
 
 namespace moonseed::testing {
 
-// The kernel's choice for a socket bound to port 0 on 127.0.0.1, released at once.
-inline int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // The first of `count` consecutive ports free on every interface (0.0.0.0), for
 // ranks that listen on base + rank. Taken below the kernel's ephemeral range
 // (32768 and up), where the outgoing connections of tests running beside this
@@ -57,5 +44,11 @@ inline int free_port_run(int count) {
   }
   throw std::runtime_error("free_port_run: no " + std::to_string(count) + " consecutive free ports in 20000..32000");
 }
+
+// One port free on every interface, below the kernel's ephemeral range. Not the
+// kernel's own choice for port 0: that comes from the ephemeral range, where
+// another test's outgoing connection can take it before this test's server binds
+// it (CI saw c10d's TCPStore and slurmctld fail so, "Address already in use").
+inline int free_port() { return free_port_run(1); }
 
 }  // namespace moonseed::testing

@@ -114,9 +114,8 @@ void SlurmCluster::start_munge() {
 }
 
 void SlurmCluster::write_config() {
-  // Both daemons listen on every interface. Ports below the kernel's ephemeral range: a
-  // port free_port() found there can be taken by another test's outgoing connection before
-  // slurmctld binds it (CI saw "Address already in use" and a node that never registered).
+  // Both daemons listen on every interface, on two ports below the kernel's ephemeral range
+  // (tests/free_port.h says why).
   const int ports = free_port_run(2);
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);  // not nproc: the test may be pinned to one core
   std::ofstream conf(conf_);
