@@ -2,8 +2,8 @@
 """A long run with everything at once (docs/reliability.md "Soak").
 
 For each env (CartPole V-trace, MinAtar Breakout V-trace) it trains twice on the same number of
-frames: once undisturbed (the baseline, which also measures the frame rate the frame count is
-chosen from), once under a random mix of faults, one every few seconds:
+frames: undisturbed (the baselines: --baselines runs on consecutive seeds, the first also measuring
+the frame rate the frame count is chosen from), then once under a random mix of faults, one every few seconds:
 
   actor_kill     SIGKILL a local actor (the run restarts it)
   actor_stop     SIGSTOP a local actor past topology.actor_timeout_s (found hung, killed), then SIGCONT
@@ -17,11 +17,11 @@ Then it checks what a user relies on: the run ended by its own rule (stop.frames
 nothing was lost (metrics rows continuous across resumes: frames and time never go back except
 to the checkpoint a resume row names; every checkpoint loads: `moonseed eval` of the newest; the
 experience log verifies, a torn tail allowed only where the learner was killed), and the final
-policy's evaluation return (greedy) is near what the undisturbed run reached (at least --eval-ratio
-of it). Every kind of fault is caused once (in a random order) before the mix goes on at random.
+policy's evaluation return (greedy) is near what undisturbed runs reach (at least --eval-ratio of the
+lowest baseline's: one seed's return alone varies too much to stand for "an undisturbed run"). Every kind of fault is caused once (in a random order) before the mix goes on at random.
 
   /usr/bin/python3 tests/soak/soak.py --moonseed build/moonseed --minutes 60 --out /tmp/soak
-  (the CI variant: --minutes 3 --envs cartpole)
+  (the CI variant: --minutes 2 --envs cartpole --baselines 1)
 
 Prints one line per fault and a summary table; exits 1 when a check fails. Needs the project's
 build; root only for disk_full (skipped otherwise).
@@ -120,20 +120,22 @@ class Soak:
 
     # ---- runs -----------------------------------------------------------------------------------
 
-    def run_args(self, spec, runs_dir, frames):
+    def run_args(self, spec, runs_dir, frames, seed=None):
         return [self.opts.moonseed, "run", os.path.join(ROOT, spec["script"]), "runs_dir=" + runs_dir,
                 "stop.frames=%d" % frames, "stop.seconds=0", "stop.return_mean=0", "log.interval_s=1",
                 "checkpoint.interval_s=5", "topology.actor_timeout_s=3",
                 # The soak kills actors far more often than any env fails: that is the fault being
                 # tested, not a slot to give up on (docs/reliability.md "Actors that die").
                 "topology.actor_deaths_to_park=0", "topology.actor_max_backoff_s=1",
-                "seed=%d" % self.opts.seed] + spec["extra"]
+                "seed=%d" % (self.opts.seed if seed is None else seed)] + spec["extra"]
 
     def baseline(self, name, spec, seconds):
-        """An undisturbed run for `seconds`, which measures the frame rate; returns (frames, eval)."""
+        """Undisturbed runs for `seconds` each; returns (frames, [eval per seed], wall of the first).
+
+        A probe stopped by time first measures the frame rate, which sets the frames every run trains.
+        Baseline k trains on seed --seed + k; the soak itself trains on --seed."""
         runs = os.path.join(self.opts.out, name, "baseline")
         os.makedirs(runs, exist_ok=True)
-        # First a run stopped by time, to learn the frame rate; then one of exactly the soak's frames.
         probe = Learner(self.run_args(spec, runs, 10**12), os.path.join(runs, "probe.out"), self.env)
         time.sleep(max(10.0, seconds * 0.25))
         probe_dir = newest_dir(runs)
@@ -144,15 +146,20 @@ class Soak:
             if len(rows) >= 2 else 1000.0
         frames = max(20000, int(fps * seconds))
         shutil.rmtree(probe_dir, ignore_errors=True)
-        log("%s: %.0f frames/s undisturbed; both runs train %d frames" % (name, fps, frames))
-        start = time.time()
-        run = Learner(self.run_args(spec, runs, frames), os.path.join(runs, "run.out"), self.env)
-        code = run.wait(seconds * 10 + 300)
-        run_dir = newest_dir(runs)
-        if code != 0:
-            self.fail("%s baseline run exited %s (%s)" % (name, code, run_dir))
-        wall = time.time() - start
-        return frames, self.evaluate(name + " baseline", run_dir), wall
+        log("%s: %.0f frames/s undisturbed; every run trains %d frames" % (name, fps, frames))
+        evals, walls = [], []
+        for k in range(self.opts.baselines):
+            seed = self.opts.seed + k
+            start = time.time()
+            run = Learner(self.run_args(spec, runs, frames, seed), os.path.join(runs, "run%d.out" % k), self.env)
+            code = run.wait(seconds * 10 + 300)
+            run_dir = newest_dir(runs)
+            if code != 0:
+                self.fail("%s baseline run (seed %d) exited %s (%s)" % (name, seed, code, run_dir))
+            walls.append(time.time() - start)
+            evals.append(self.evaluate("%s baseline (seed %d)" % (name, seed), run_dir))
+            log("%s: baseline seed %d: evaluation return %.1f" % (name, seed, evals[-1]))
+        return frames, evals, walls[0]
 
     def evaluate(self, what, run_dir):
         r = self.moonseed("eval", run_dir, "--episodes", str(self.opts.eval_episodes), "--greedy", timeout=900)
@@ -407,21 +414,25 @@ class Soak:
         shares = sum(ENVS[e]["share"] for e in self.opts.envs)
         for name in self.opts.envs:
             spec = ENVS[name]
-            seconds = total * spec["share"] / shares / 2.6  # baseline, its probe and the slower soak
-            frames, base_eval, base_wall = self.baseline(name, spec, seconds)
+            # the probe (0.25), each baseline (1) and the slower soak (1.35)
+            seconds = total * spec["share"] / shares / (1.6 + self.opts.baselines)
+            frames, base_evals, base_wall = self.baseline(name, spec, seconds)
+            base_eval = min(base_evals)
             soaked = self.disturbed(name, spec, frames, seconds)
             if soaked is None:
                 continue
             soak_eval, counts, soak_wall, kills = soaked
             if not soak_eval >= self.opts.eval_ratio * base_eval:
-                self.fail("%s: evaluation return %.1f after the soak, below %.2f of the undisturbed run's %.1f" %
+                self.fail("%s: evaluation return %.1f after the soak, below %.2f of the lowest undisturbed run's %.1f" %
                           (name, soak_eval, self.opts.eval_ratio, base_eval))
-            self.summary.append((name, frames, base_wall, soak_wall, base_eval, soak_eval, counts))
+            self.summary.append((name, frames, base_wall, soak_wall, base_evals, soak_eval, counts))
         log("summary")
-        print("%-9s %10s %9s %9s %9s %9s  %s" % ("env", "frames", "base s", "soak s", "base eval", "soak eval", "faults"))
+        print("%-9s %10s %9s %9s %12s %9s  %s" % ("env", "frames", "base s", "soak s", "base evals", "soak eval",
+                                                    "faults"))
         for name, frames, bw, sw, be, se, counts in self.summary:
             faults = ", ".join("%s %d" % (k, v) for k, v in counts.items() if v)
-            print("%-9s %10d %9.0f %9.0f %9.1f %9.1f  %s" % (name, frames, bw, sw, be, se, faults))
+            evals = "/".join("%.1f" % e for e in be)
+            print("%-9s %10d %9.0f %9.0f %12s %9.1f  %s" % (name, frames, bw, sw, evals, se, faults))
         if self.failures:
             log("%d check(s) failed" % len(self.failures))
             return 1
@@ -438,9 +449,12 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--eval-episodes", type=int, default=20)
     p.add_argument("--eval-ratio", type=float, default=0.7)
+    p.add_argument("--baselines", type=int, default=2, help="undisturbed runs, on seeds --seed, --seed + 1, ...")
     p.add_argument("--max-learner-kills", type=int, default=6)
     p.add_argument("--disk-mb", type=int, default=2048)
     opts = p.parse_args()
+    if opts.baselines < 1:
+        p.error("--baselines must be at least 1")
     opts.envs = [e for e in opts.envs.split(",") if e]
     for e in opts.envs:
         if e not in ENVS:
