@@ -9,6 +9,7 @@
 
 #include "base/text.h"
 #include "models/obs_scale.h"
+#include "models/sequence_lstm.h"
 
 namespace moonseed::models {
 namespace {
@@ -258,15 +259,10 @@ std::pair<torch::Tensor, QNetImpl::State> QNetImpl::unroll(const torch::Tensor& 
   State state = state0;
   if (lstm_) {
     const torch::Tensor inputs = core.reshape({T, B, core.size(1)});
-    const torch::Tensor keep = (1 - reset).to(inputs.scalar_type()).unsqueeze(-1);  // [T, B, 1]
-    std::vector<torch::Tensor> outputs;
-    outputs.reserve(static_cast<size_t>(T));
-    for (int64_t t = 0; t < T; ++t) {
-      std::tie(state.h, state.c) =
-          lstm_->forward(inputs[t], std::make_tuple(state.h * keep[t], state.c * keep[t]));
-      outputs.push_back(state.h);
-    }
-    core = torch::stack(outputs).reshape({T * B, spec_.lstm});
+    const LstmSequence run =
+        lstm_sequence(inputs, state.h, state.c, (1 - reset).to(inputs.scalar_type()), lstm_weights(*lstm_));
+    state = {run.h, run.c};
+    core = run.out.reshape({T * B, spec_.lstm});
   }
   return {heads(core).q.reshape({T, B, num_actions_}), state};
 }

@@ -17,9 +17,10 @@
 // the prev_action and prev_reward arguments are ignored and may be undefined.
 //
 // unroll() runs a whole stored sequence: the torso and heads on all T x B
-// steps at once, the LSTM one step at a time so that reset_t = 1 zeroes the
-// state before step t (an episode starts there). step() is one step of the
-// same computation: T calls of step() equal one unroll() with no resets.
+// steps at once, the LSTM over all T steps in one lstm_sequence call
+// (models/sequence_lstm.h), reset_t = 1 zeroing the state before step t (an
+// episode starts there). step() is one step of the same computation: T calls
+// of step() equal one unroll() with no resets (within float rounding).
 //
 // The target network is a copy: clone_net() makes an independent deep copy,
 // copy_weights_from() refreshes an existing one in place.
