@@ -210,10 +210,44 @@ std::string spec_json(const std::string& algo, const envs::EnvSpec& env, const s
          ",\n  \"checkpoint_step\": " + std::to_string(origin.step) + "\n}\n";
 }
 
+// A recurrent policy: torso, LSTM cell, both heads on its output (models/policy_net.h).
+Exported export_recurrent_policy(const PolicyNetImpl& net, const ModelSpec& model, const envs::EnvSpec& env,
+                                 const ExportOrigin& origin) {
+  const RecurrentSplit split = split_recurrent(model_layers(model));
+  const std::string lstm = std::to_string(split.lstm_size);
+  Script s(net);
+  s.def("initial_state(self, batch: int) -> Tuple[Tensor, Tensor]");
+  s.line("return (torch.zeros([batch, " + lstm + "]), torch.zeros([batch, " + lstm + "]))");
+  s.def("forward(self, obs: Tensor, state: Tuple[Tensor, Tensor]) -> Tuple[Tensor, Tensor, Tuple[Tensor, Tensor]]");
+  s.line("n = obs.size(0)");
+  s.line("x = " + preprocessed("obs.reshape([n, " + std::to_string(net.observation_size()) + "])", env.observation));
+  if (!split.torso.empty()) {
+    std::vector<int64_t> batch_shape = {-1};
+    batch_shape.insert(batch_shape.end(), env.observation.shape.begin(), env.observation.shape.end());
+    s.line("x = x.reshape(" + int_list(batch_shape) + ")");
+    const std::vector<int64_t> out = s.layers("x", split.torso, "policy_layers.layers.", env.observation.shape);
+    s.line("x = x.reshape([n, " + std::to_string(product(out)) + "])");
+  }
+  s.line("h, c = torch.lstm_cell(x, [state[0], state[1]], " + s.param("lstm.weight_ih") + ", " +
+         s.param("lstm.weight_hh") + ", " + s.param("lstm.bias_ih") + ", " + s.param("lstm.bias_hh") + ")");
+  s.line("out = " + s.linear("h", "policy_head."));
+  s.line("value = " + s.linear("h", "value_head.") + ".squeeze(-1)");
+  s.line("return (out, value, (h, c))");
+  if (!net.discrete()) s.param("log_std");
+  const std::string model_json = "{\"kind\": " + base::json_quote(model.kind) +
+                                 ", \"layers\": " + layer_list(model_layers(model)) + ", \"lstm\": " + lstm + "}";
+  Exported exported;
+  exported.spec_json = spec_json("vtrace", env, model_json, {"obs", "state"},
+                                 {net.discrete() ? "logits" : "mean", "value", "state"}, origin);
+  exported.module = s.build("MoonseedRecurrentPolicy", exported.spec_json);
+  return exported;
+}
+
 }  // namespace
 
 Exported export_policy_net(const PolicyNetImpl& net, const ModelSpec& model, const envs::EnvSpec& env,
                            const ExportOrigin& origin) {
+  if (net.recurrent()) return export_recurrent_policy(net, model, env, origin);
   const bool discrete = net.discrete();
   const bool declared = model.kind != "mlp";
   const std::vector<LayerSpec> layers = model_layers(model);

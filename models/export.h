@@ -12,6 +12,9 @@
 //
 //   V-trace: forward(obs) -> (logits, value) for discrete actions, (mean, value)
 //            for box actions; the box policy's log std is the parameter `log_std`.
+//            A recurrent policy: forward(obs, state) -> (logits or mean, value,
+//            state), state = (h, c), and initial_state(batch) -> zeros; zero a
+//            row's state where its episode starts.
 //   R2D2:    forward(obs, prev_action, prev_reward, state) -> (q_values, state),
 //            state = (h, c), and initial_state(batch) -> zeros; prev_action and
 //            prev_reward are ignored when the net does not feed them to its core.

@@ -1,10 +1,12 @@
 #include "models/policy_net.h"
 #include "models/obs_scale.h"
+#include "models/sequence_lstm.h"
 
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 namespace moonseed::models {
 namespace {
@@ -74,27 +76,30 @@ PolicyNetImpl::PolicyNetImpl(const ModelSpec& config, const envs::EnvSpec& spec)
 }
 
 void PolicyNetImpl::build_declared(const ModelSpec& config, const envs::EnvSpec& spec) {
-  std::vector<LayerSpec> layers;
+  RecurrentSplit split;
   try {
-    layers = model_layers(config);
-    if (split_recurrent(layers).lstm_size > 0) {
-      throw std::invalid_argument(
-          "an lstm layer makes a recurrent model, which V-trace cannot train yet (it keeps no per-env "
-          "recurrent state); recurrent models train with algo = \"r2d2\"");
-    }
+    split = split_recurrent(model_layers(config));
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("PolicyNet: model ") + e.what());
   }
   declared_ = true;
-  shared_torso_ = config.shared_torso;
+  lstm_size_ = split.lstm_size;
+  shared_torso_ = config.shared_torso || lstm_size_ > 0;  // one torso and core feed both heads
   obs_shape_ = spec.observation.shape;
-  try {
-    policy_layers_ = register_module("policy_layers", Torso(layers, obs_shape_));
-    if (!shared_torso_) value_layers_ = register_module("value_layers", Torso(layers, obs_shape_));
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("PolicyNet: model.layers ") + e.what());
+  torso_out_ = obs_size_;
+  if (!split.torso.empty() || lstm_size_ == 0) {
+    try {
+      policy_layers_ = register_module("policy_layers", Torso(split.torso, obs_shape_));
+      if (!shared_torso_) value_layers_ = register_module("value_layers", Torso(split.torso, obs_shape_));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("PolicyNet: model.layers ") + e.what());
+    }
+    torso_out_ = policy_layers_->out_features();
   }
-  torso_out_ = policy_layers_->out_features();
+  if (lstm_size_ > 0) {
+    lstm_ = register_module("lstm", torch::nn::LSTMCell(torso_out_, lstm_size_));
+    torso_out_ = lstm_size_;
+  }
   build_heads(config);
 }
 
@@ -131,7 +136,24 @@ torch::nn::Sequential PolicyNetImpl::make_torso(const ModelSpec& config,
   return torso;
 }
 
+torch::Tensor PolicyNetImpl::scaled(const torch::Tensor& obs, int64_t n) const {
+  torch::Tensor x = obs.reshape({n, obs_size_});
+  if (uint8_obs_) return x.to(torch::kFloat32) * uint8_scale_;
+  return x.scalar_type() == torch::kFloat32 ? x : x.to(torch::kFloat32);
+}
+
+PolicyOutput PolicyNetImpl::heads(const torch::Tensor& policy_features, const torch::Tensor& value_features) {
+  PolicyOutput out;
+  out.logits_or_mean = policy_head_->forward(policy_features);
+  out.value = value_head_->forward(value_features).squeeze(-1);
+  if (!discrete_) out.log_std = log_std_.unsqueeze(0).expand({policy_features.size(0), action_size_});
+  return out;
+}
+
 PolicyOutput PolicyNetImpl::forward(torch::Tensor obs) {
+  if (recurrent()) {
+    throw std::logic_error("PolicyNet::forward: a recurrent net acts with step() and trains with unroll()");
+  }
   if (!obs.defined() || obs.dim() < 1 || (obs.size(0) > 0 && obs[0].numel() != obs_size_)) {
     std::ostringstream os;
     os << "PolicyNet::forward: expected observations [N, ...] with " << obs_size_
@@ -139,13 +161,7 @@ PolicyOutput PolicyNetImpl::forward(torch::Tensor obs) {
     throw std::invalid_argument(os.str());
   }
   const int64_t n = obs.size(0);
-  torch::Tensor x = obs.reshape({n, obs_size_});
-  if (uint8_obs_) {
-    x = x.to(torch::kFloat32) * uint8_scale_;
-  } else if (x.scalar_type() != torch::kFloat32) {
-    x = x.to(torch::kFloat32);
-  }
-
+  torch::Tensor x = scaled(obs, n);
   torch::Tensor policy_features;
   torch::Tensor value_features;
   if (declared_) {
@@ -158,12 +174,66 @@ PolicyOutput PolicyNetImpl::forward(torch::Tensor obs) {
     policy_features = has_hidden_ ? policy_torso_->forward(x) : x;
     value_features = (has_hidden_ && !shared_torso_) ? value_torso_->forward(x) : policy_features;
   }
+  return heads(policy_features, value_features);
+}
 
-  PolicyOutput out;
-  out.logits_or_mean = policy_head_->forward(policy_features);
-  out.value = value_head_->forward(value_features).squeeze(-1);
-  if (!discrete_) out.log_std = log_std_.unsqueeze(0).expand({n, action_size_});
-  return out;
+PolicyNetImpl::State PolicyNetImpl::initial_state(int64_t batch) const {
+  if (!recurrent()) return {};
+  const torch::TensorOptions options = torch::TensorOptions().device(parameters().front().device());
+  return {torch::zeros({batch, lstm_size_}, options), torch::zeros({batch, lstm_size_}, options)};
+}
+
+void PolicyNetImpl::check_state(const char* function, const State& state, int64_t batch) const {
+  if (!recurrent()) throw std::logic_error(std::string("PolicyNet::") + function + ": a feed-forward net has no state");
+  for (const torch::Tensor* t : {&state.h, &state.c}) {
+    if (!t->defined() || t->sizes() != torch::IntArrayRef({batch, lstm_size_})) {
+      std::ostringstream os;
+      os << "PolicyNet::" << function << ": the state's h and c must be [" << batch << ", " << lstm_size_ << "], got "
+         << (t->defined() ? t->sizes() : torch::IntArrayRef{});
+      throw std::invalid_argument(os.str());
+    }
+  }
+}
+
+std::pair<PolicyOutput, PolicyNetImpl::State> PolicyNetImpl::step(const torch::Tensor& obs, const State& state) {
+  const int64_t n = obs.defined() && obs.dim() >= 1 ? obs.size(0) : 0;
+  check_state("step", state, n);
+  if (obs.numel() != n * obs_size_) {
+    std::ostringstream os;
+    os << "PolicyNet::step: expected observations [N, ...] with " << obs_size_ << " elements each, got "
+       << obs.sizes();
+    throw std::invalid_argument(os.str());
+  }
+  std::vector<int64_t> shape = {n};
+  shape.insert(shape.end(), obs_shape_.begin(), obs_shape_.end());
+  torch::Tensor x = scaled(obs, n);
+  if (policy_layers_) x = policy_layers_->forward(x.reshape(shape));
+  State next;
+  std::tie(next.h, next.c) = lstm_->forward(x, std::make_tuple(state.h, state.c));
+  return {heads(next.h, next.h), next};
+}
+
+std::pair<PolicyOutput, PolicyNetImpl::State> PolicyNetImpl::unroll(const torch::Tensor& obs,
+                                                                    const torch::Tensor& reset,
+                                                                    const State& state0) {
+  const int64_t T = obs.defined() && obs.dim() >= 2 ? obs.size(0) : 0;
+  const int64_t B = obs.defined() && obs.dim() >= 2 ? obs.size(1) : 0;
+  check_state("unroll", state0, B);
+  if (obs.numel() != T * B * obs_size_ || !reset.defined() || reset.sizes() != torch::IntArrayRef({T, B})) {
+    std::ostringstream os;
+    os << "PolicyNet::unroll: expected observations [T, B, ...] with " << obs_size_
+       << " elements each and reset [T, B], got " << (obs.defined() ? obs.sizes() : torch::IntArrayRef{})
+       << " and " << (reset.defined() ? reset.sizes() : torch::IntArrayRef{});
+    throw std::invalid_argument(os.str());
+  }
+  std::vector<int64_t> shape = {T * B};
+  shape.insert(shape.end(), obs_shape_.begin(), obs_shape_.end());
+  torch::Tensor x = scaled(obs, T * B);
+  if (policy_layers_) x = policy_layers_->forward(x.reshape(shape));
+  const LstmSequence r = lstm_sequence(x.reshape({T, B, x.size(1)}), state0.h, state0.c,
+                                       (1 - reset.to(x.scalar_type())), lstm_weights(*lstm_));
+  const torch::Tensor features = r.out.reshape({T * B, lstm_size_});
+  return {heads(features, features), {r.h, r.c}};
 }
 
 }  // namespace moonseed::models

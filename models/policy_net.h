@@ -7,10 +7,17 @@
 // kind "mlp": the observation is flattened into hidden linear layers.
 // kind "layers" / "nature_cnn" / "impala_resnet": the declared layer list
 // (models/torso.h) over the observation's own shape, e.g. [C, H, W] for
-// convolutions; an lstm layer is refused (V-trace keeps no per-env recurrent
-// state: recurrent models train with R2D2).
+// convolutions.
 // With shared_torso one torso feeds both heads; otherwise the policy and the
 // value each get their own torso of the same layers.
+//
+// A declared list ending in lstm(n) makes a recurrent actor-critic (IMPALA's
+// agent): one torso, then an LSTM of n units, feed both heads (shared_torso
+// does not apply). It keeps a State (h, c) per env: step() is one step of it,
+// unroll() runs T stored steps in one lstm_sequence call (models/sequence_lstm.h)
+// with the state zeroed before every step whose reset is 1 (an episode's first
+// observation); T step() calls equal one unroll() without resets (within float
+// rounding). forward() is for feed-forward nets only.
 // Discrete(n) actions: the policy head gives n categorical logits.
 // Box(A) actions: the policy head gives the Gaussian mean; the log std is a
 // learned, state-independent parameter of size A (initialised to init_log_std).
@@ -29,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include <torch/torch.h>
 
@@ -46,11 +54,26 @@ struct PolicyOutput {
 
 class PolicyNetImpl : public torch::nn::Module {
  public:
+  struct State {
+    torch::Tensor h, c;  // [B, lstm] each; undefined for a feed-forward net
+  };
+
   PolicyNetImpl(const ModelSpec& config, const envs::EnvSpec& spec);
 
   // obs: [N, obs shape...] in the observation space's dtype (float32 or uint8),
-  // on the module's device.
+  // on the module's device. Throws std::logic_error on a recurrent net.
   PolicyOutput forward(torch::Tensor obs);
+
+  bool recurrent() const { return lstm_size_ > 0; }
+  int64_t state_size() const { return lstm_size_; }  // 0: feed-forward
+  // Zeros [batch, lstm] on the module's device; empty for a feed-forward net.
+  State initial_state(int64_t batch) const;
+  // Recurrent nets: one step of N envs from `state` ([N, lstm] each).
+  std::pair<PolicyOutput, State> step(const torch::Tensor& obs, const State& state);
+  // Recurrent nets: obs [T, B, obs...], reset [T, B] (1: zero the state before
+  // step t) from state0 -> outputs of the T * B steps, time-major (row t * B + b),
+  // and the state after step T-1.
+  std::pair<PolicyOutput, State> unroll(const torch::Tensor& obs, const torch::Tensor& reset, const State& state0);
 
   bool discrete() const { return discrete_; }
   // n for discrete actions, A (elements of the action box) for box actions.
@@ -60,6 +83,10 @@ class PolicyNetImpl : public torch::nn::Module {
 
  private:
   torch::nn::Sequential make_torso(const ModelSpec& config, const char* name);
+  // [N, obs...] -> [N, obs_size_] float, uint8 scaled.
+  torch::Tensor scaled(const torch::Tensor& obs, int64_t n) const;
+  PolicyOutput heads(const torch::Tensor& policy_features, const torch::Tensor& value_features);
+  void check_state(const char* function, const State& state, int64_t batch) const;
   void build_declared(const ModelSpec& config, const envs::EnvSpec& spec);
   void build_heads(const ModelSpec& config);
 
@@ -80,6 +107,8 @@ class PolicyNetImpl : public torch::nn::Module {
   torch::nn::Linear policy_head_{nullptr};
   torch::nn::Linear value_head_{nullptr};
   torch::Tensor log_std_;  // [A], box only
+  int64_t lstm_size_ = 0;
+  torch::nn::LSTMCell lstm_{nullptr};  // recurrent only
 };
 TORCH_MODULE(PolicyNet);
 

@@ -98,6 +98,16 @@ UnrollBatch collate_unrolls(const std::vector<UnrollPtr>& unrolls, const UnrollS
     }
   }
   batch.frames = frames;
+  if (shape.state_size > 0) {
+    const int64_t H = shape.state_size;
+    batch.start_h = torch::empty({B, H}, options(torch::kFloat32));
+    batch.start_c = torch::empty({B, H}, options(torch::kFloat32));
+    for (int64_t b = 0; b < B; ++b) {
+      const std::vector<float>& s = unrolls[static_cast<size_t>(b)]->start_state;
+      std::memcpy(batch.start_h.data_ptr<float>() + b * H, s.data(), static_cast<size_t>(H) * sizeof(float));
+      std::memcpy(batch.start_c.data_ptr<float>() + b * H, s.data() + H, static_cast<size_t>(H) * sizeof(float));
+    }
+  }
   return batch;
 }
 

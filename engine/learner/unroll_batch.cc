@@ -19,6 +19,10 @@ UnrollBatch UnrollBatch::to(const torch::Device& device, bool non_blocking) cons
   out.truncated = moved(truncated, device, non_blocking);
   out.valid = moved(valid, device, non_blocking);
   out.policy_version = moved(policy_version, device, non_blocking);
+  if (start_h.defined()) {
+    out.start_h = moved(start_h, device, non_blocking);
+    out.start_c = moved(start_c, device, non_blocking);
+  }
   out.frames = frames;
   return out;
 }

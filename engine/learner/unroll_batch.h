@@ -19,6 +19,7 @@ struct UnrollBatch {
   torch::Tensor truncated;       // [T+1, B] float32 0/1
   torch::Tensor valid;           // [T+1, B] float32: 0 where x_t is a final observation
   torch::Tensor policy_version;  // [T+1, B] int64: optimizer steps when a_t was chosen
+  torch::Tensor start_h, start_c;  // [B, H] float32: a recurrent policy's state at step 0; else undefined
   int64_t frames = 0;            // valid env steps in the batch (t < T)
 
   int64_t T() const { return observations.size(0) - 1; }

@@ -88,6 +88,7 @@ std::unique_ptr<Unroll> UnrollPool::allocate() const {
   unroll->episode_id.assign(steps, 0);
   unroll->episode_step.assign(steps, 0);
   unroll->obs_flags.assign(steps, 0);
+  unroll->start_state.assign(2 * static_cast<size_t>(shape_.state_size), 0.f);
   return unroll;
 }
 
@@ -255,8 +256,8 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
   return done;
 }
 
-void UnrollStore::act(int slot, const void* action, float behaviour_logp,
-                      int64_t policy_version) {
+void UnrollStore::act(int slot, const void* action, float behaviour_logp, int64_t policy_version,
+                      const float* state_h, const float* state_c) {
   Slot& s = slot_at(slot, "act");
   if (!s.awaiting_action) {
     throw std::logic_error("UnrollStore::act: slot " + std::to_string(slot) +
@@ -269,6 +270,11 @@ void UnrollStore::act(int slot, const void* action, float behaviour_logp,
               static_cast<size_t>(action_bytes_));
   u.behaviour_logp[t] = behaviour_logp;
   u.policy_version[t] = policy_version;
+  const size_t H = static_cast<size_t>(pool_->shape().state_size);
+  if (t == 0 && H > 0 && state_h != nullptr && state_c != nullptr) {
+    std::memcpy(u.start_state.data(), state_h, H * sizeof(float));
+    std::memcpy(u.start_state.data() + H, state_c, H * sizeof(float));
+  }
   s.awaiting_action = false;
 }
 

@@ -53,6 +53,7 @@ struct UnrollShape {
   envs::DType observation_dtype = envs::DType::kFloat32;
   envs::SpaceKind action_kind = envs::SpaceKind::kDiscrete;
   int64_t action_dim = 1;                   // A for a box (all elements, flattened); 1 for discrete
+  int64_t state_size = 0;                   // H of a recurrent policy's LSTM; 0: feed-forward
 
   int64_t observation_bytes() const;
   // Discrete actions are stored as int64, box actions as float32[A].
@@ -87,6 +88,9 @@ struct Unroll {
   std::vector<int64_t> episode_step;
   std::vector<uint8_t> obs_flags;
   int64_t wall_time_ns = 0;  // system clock when x_T arrived
+  // 2 * state_size: a recurrent policy's state (h, then c) that step 0 was acted
+  // on with, after any episode-start reset; empty for a feed-forward policy.
+  std::vector<float> start_state;
 };
 
 class UnrollPool;
@@ -160,7 +164,10 @@ class UnrollStore {
 
   // Records a_t (action_bytes() bytes at `action`), its behaviour log-prob and
   // the policy version it was chosen under, for the slot's latest observation.
-  void act(int slot, const void* action, float behaviour_logp, int64_t policy_version);
+  // A recurrent policy passes the state it acted with (state_size floats each
+  // of h and c): kept as the unroll's start_state when this is its step 0.
+  void act(int slot, const void* action, float behaviour_logp, int64_t policy_version,
+           const float* state_h = nullptr, const float* state_c = nullptr);
 
   // Forgets the slot's partial unroll and episode (its actor went away); the
   // next observe() starts afresh.

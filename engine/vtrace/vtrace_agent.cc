@@ -4,6 +4,11 @@
 // the training thread runs vtrace_loss and the optimizer. A full FIFO blocks
 // observe(), which holds every actor back (backpressure).
 //
+// A recurrent policy (a model ending in an lstm: IMPALA's agent) keeps every slot's
+// state on the device between its steps, zeroed at an episode's first observation
+// and when the slot's actor goes away; each unroll keeps the state its step 0 was
+// acted on with, and training unrolls the net from it (vtrace_loss).
+//
 // Evaluation envs (topology.eval_envs_per_actor, agent.h evaluation_slots) act
 // with the same weights, sampled or greedy (vtrace.eval_greedy), but their steps
 // go to a store of their own whose unrolls are dropped: they count episodes for
@@ -14,6 +19,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "base/mutex.h"
 #include "engine/learner/agent.h"
@@ -23,6 +30,7 @@
 #include "engine/learner/weights_hash.h"
 #include "engine/learner/prefetcher.h"
 #include "engine/vtrace/vtrace_loss.h"
+#include "envs/env.h"
 #include "models/action_dist.h"
 #include "models/policy_net.h"
 
@@ -43,12 +51,21 @@ class VtraceEvalPolicy : public EvalPolicy {
                    bool discrete)
       : model_(std::move(model)), weights_(weights), device_(device), greedy_(greedy), discrete_(discrete) {}
 
-  torch::Tensor act(const torch::Tensor& obs, const std::vector<float>&, bool) override {
+  // A recurrent policy's rows start from a zero state at their episodes' first step.
+  torch::Tensor act(const torch::Tensor& obs, const std::vector<float>&, bool first) override {
     torch::Tensor actions;
     {
       torch::NoGradGuard no_grad;
       base::ReaderMutexLock lock(weights_);
-      models::PolicyOutput policy = model_->forward(obs.to(device_));
+      models::PolicyOutput policy;
+      if (model_->recurrent()) {
+        if (first || !state_.h.defined() || state_.h.size(0) != obs.size(0)) {
+          state_ = model_->initial_state(obs.size(0));
+        }
+        std::tie(policy, state_) = model_->step(obs.to(device_), state_);
+      } else {
+        policy = model_->forward(obs.to(device_));
+      }
       check_finite(policy);
       actions = greedy_ ? models::greedy(policy) : models::sample(policy).actions;
     }
@@ -61,7 +78,14 @@ class VtraceEvalPolicy : public EvalPolicy {
   torch::Device device_;
   bool greedy_;
   bool discrete_;
+  models::PolicyNetImpl::State state_;  // recurrent: one row per env
 };
+
+UnrollShape unroll_shape(const ExperimentConfig& config, const envs::EnvSpec& spec, const models::PolicyNet& model) {
+  UnrollShape shape = UnrollShape::from_spec(spec, config.learner.unroll);
+  shape.state_size = model->state_size();
+  return shape;
+}
 
 class VtraceAgent : public Agent {
  public:
@@ -73,10 +97,14 @@ class VtraceAgent : public Agent {
         eval_slot_(evaluation_slots(config)),
         eval_greedy_(config.vtrace.eval_greedy),
         store_(config.topology.actors * config.topology.envs_per_actor,
-               UnrollPool::create(UnrollShape::from_spec(spec, config.learner.unroll),
-                                  config.learner.queue_capacity)),
-        eval_store_(store_.num_slots(), UnrollPool::create(store_.pool().shape())) {
+               UnrollPool::create(unroll_shape(config, spec, model_), config.learner.queue_capacity)),
+        eval_store_(store_.num_slots(), UnrollPool::create(store_.pool().shape())),
+        first_(static_cast<size_t>(store_.num_slots()), 0) {
     model_->to(device_);
+    if (model_->recurrent()) {
+      state_h_ = model_->initial_state(store_.num_slots()).h;
+      state_c_ = torch::zeros_like(state_h_);
+    }
     optimizer_ = make_optimizer(config.optimizer, model_->parameters());
     params_ = model_->parameters();
     // Unrolls go to the recorder once stacked, when there is one (set_recorder).
@@ -94,6 +122,7 @@ class VtraceAgent : public Agent {
 
   void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version,
                float env_reward) override {
+    first_[static_cast<size_t>(slot)] = (flags & envs::kFirst) != 0;
     if (is_eval(slot)) {
       eval_store_.observe(slot, obs, reward, flags, config_version, env_reward);  // its unroll goes back to the pool
       return;
@@ -105,12 +134,18 @@ class VtraceAgent : public Agent {
 
   torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs, int64_t version) override {
     models::ActionSample sample;
+    torch::Tensor start_h, start_c;  // recurrent: [n, H] on the CPU, the states the slots acted with
     {
       torch::NoGradGuard no_grad;
       torch::Tensor x = obs.to(device_, /*non_blocking=*/true);
       base::ReaderMutexLock weights(weights_mu_);
-      const models::PolicyOutput policy = model_->forward(x);
-      check_finite(policy);
+      models::PolicyOutput policy;
+      if (model_->recurrent()) {
+        policy = recurrent_step(slots, x, start_h, start_c);
+      } else {
+        policy = model_->forward(x);
+        check_finite(policy);
+      }
       sample = models::sample(policy);
       if (eval_greedy_) sample.actions = with_greedy_eval_rows(slots, policy, sample.actions);
     }
@@ -120,14 +155,26 @@ class VtraceAgent : public Agent {
     const auto* action_bytes = static_cast<const uint8_t*>(actions.data_ptr());
     const int64_t action_stride = actions.numel() / std::max<int64_t>(n, 1) * actions.element_size();
     const float* logps = logp.data_ptr<float>();
+    const int64_t H = model_->state_size();
+    const float* hs = start_h.defined() ? start_h.data_ptr<float>() : nullptr;
+    const float* cs = start_c.defined() ? start_c.data_ptr<float>() : nullptr;
     for (int64_t k = 0; k < n; ++k) {
       const int slot = static_cast<int>(slots[static_cast<size_t>(k)]);
-      (is_eval(slot) ? eval_store_ : store_).act(slot, action_bytes + k * action_stride, logps[k], version);
+      (is_eval(slot) ? eval_store_ : store_)
+          .act(slot, action_bytes + k * action_stride, logps[k], version, hs ? hs + k * H : nullptr,
+               cs ? cs + k * H : nullptr);
     }
     return actions;
   }
 
-  void reset_slot(int slot) override { (is_eval(slot) ? eval_store_ : store_).reset_slot(slot); }
+  void reset_slot(int slot) override {
+    (is_eval(slot) ? eval_store_ : store_).reset_slot(slot);
+    if (model_->recurrent()) {
+      torch::NoGradGuard no_grad;
+      state_h_[slot].zero_();
+      state_c_[slot].zero_();
+    }
+  }
 
   void take_finished_episodes(std::vector<EpisodeResult>& out) override {
     store_.take_finished_episodes(out);
@@ -285,6 +332,25 @@ class VtraceAgent : public Agent {
     return static_cast<size_t>(slot) < eval_slot_.size() && eval_slot_[static_cast<size_t>(slot)];
   }
 
+  // One step of the recurrent policy for `slots`: their states, zeroed where the observation
+  // starts an episode, are `start_h` and `start_c` (on the CPU, for the unrolls); the new ones
+  // replace them once the outputs are known to be finite.
+  models::PolicyOutput recurrent_step(const std::vector<int64_t>& slots, const torch::Tensor& x,
+                                      torch::Tensor& start_h, torch::Tensor& start_c) {
+    std::vector<float> keep(slots.size());
+    for (size_t k = 0; k < slots.size(); ++k) keep[k] = first_[static_cast<size_t>(slots[k])] ? 0.f : 1.f;
+    const torch::Tensor index = torch::tensor(slots, torch::kInt64).to(device_);
+    const torch::Tensor k = torch::tensor(keep).to(device_).unsqueeze(1);
+    const models::PolicyNetImpl::State state{state_h_.index_select(0, index) * k, state_c_.index_select(0, index) * k};
+    auto [policy, next] = model_->step(x, state);
+    check_finite(policy);
+    state_h_.index_copy_(0, index, next.h);
+    state_c_.index_copy_(0, index, next.c);
+    start_h = state.h.to(torch::kCPU).contiguous();
+    start_c = state.c.to(torch::kCPU).contiguous();
+    return policy;
+  }
+
   // `sampled` with the rows of evaluation slots replaced by the policy's mode.
   torch::Tensor with_greedy_eval_rows(const std::vector<int64_t>& slots, const models::PolicyOutput& policy,
                                       const torch::Tensor& sampled) const {
@@ -314,6 +380,10 @@ class VtraceAgent : public Agent {
   std::unique_ptr<Prefetcher> prefetcher_;
   std::optional<UnrollBatch> batch_;  // training thread: from await_batch() to train()
   std::atomic<ExperienceRecorder*> recorder_{nullptr};  // set before the threads start
+  // Inference thread only: per slot, whether its latest observation started an episode, and
+  // (recurrent policies) every slot's state [slots, H] on the device.
+  std::vector<uint8_t> first_;
+  torch::Tensor state_h_, state_c_;
 };
 
 std::unique_ptr<Agent> make(const ExperimentConfig& config, const envs::EnvSpec& spec, torch::Device device) {

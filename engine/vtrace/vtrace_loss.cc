@@ -34,6 +34,19 @@ models::PolicyOutput first_rows(const models::PolicyOutput& out, int64_t rows) {
   return head;
 }
 
+// A recurrent policy over the batch's T+1 steps from each unroll's start state. x_t starts an
+// episode where x_{t-1} was a final observation (valid 0): the state is zeroed before it. Step 0's
+// start state was stored after any reset at acting time, so it needs none.
+models::PolicyOutput recurrent_outputs(models::PolicyNet& model, const UnrollBatch& batch) {
+  if (!batch.start_h.defined() || !batch.start_c.defined()) {
+    throw std::invalid_argument("vtrace_loss: a recurrent model needs the batch's start states (start_h, start_c)");
+  }
+  const int64_t T = batch.T(), B = batch.B();
+  const torch::Tensor valid = batch.valid.to(torch::kFloat32);
+  const torch::Tensor reset = torch::cat({torch::zeros({1, B}, valid.options()), 1 - valid.narrow(0, 0, T)});
+  return model->unroll(batch.observations, reset, {batch.start_h, batch.start_c}).first;
+}
+
 }  // namespace
 
 LossTerms vtrace_loss(models::PolicyNet& model, const UnrollBatch& batch,
@@ -57,7 +70,8 @@ LossTerms vtrace_loss(models::PolicyNet& model, const UnrollBatch& batch,
   require_steps("terminated", batch.terminated, T + 1, B);
   require_steps("valid", batch.valid, T + 1, B);
 
-  const models::PolicyOutput out = model->forward(batch.observations.flatten(0, 1));
+  const models::PolicyOutput out = model->recurrent() ? recurrent_outputs(model, batch)
+                                                      : model->forward(batch.observations.flatten(0, 1));
   const models::PolicyOutput learner = first_rows(out, T * B);
   const torch::Tensor actions = batch.actions.narrow(0, 0, T).flatten(0, 1);
   const torch::Tensor logpi = models::log_prob(learner, actions).view({T, B});

@@ -96,6 +96,26 @@ void add_policy_case(Cases& cases, const std::string& name, const ModelSpec& mod
   write_tensors(dir + "/data.pt", data);
 }
 
+// Two steps of a recurrent policy, the state of the first carried into the second.
+void add_recurrent_policy_case(Cases& cases, const std::string& name, const ModelSpec& model,
+                               const envs::EnvSpec& env) {
+  PolicyNet net(model, env);
+  randomize(*net);
+  const int64_t B = 4;
+  const torch::Tensor obs1 = observations(env.observation, B), obs2 = observations(env.observation, B);
+  torch::NoGradGuard no_grad;
+  const PolicyNetImpl::State s0 = net->initial_state(B);
+  const auto [out1, s1] = net->step(obs1, s0);
+  const auto [out2, s2] = net->step(obs2, s1);
+  const std::string dir = cases.add(name);
+  save_exported(export_policy_net(*net, model, env, kOrigin), dir + "/policy.pt");
+  std::vector<std::pair<std::string, torch::Tensor>> data = {
+      {"obs1", obs1}, {"obs2", obs2}, {"out1", out1.logits_or_mean}, {"value1", out1.value},
+      {"out2", out2.logits_or_mean}, {"value2", out2.value}, {"h0", s0.h}, {"c0", s0.c}, {"h2", s2.h}, {"c2", s2.c}};
+  if (!net->discrete()) data.emplace_back("log_std", out1.log_std[0]);
+  write_tensors(dir + "/data.pt", data);
+}
+
 void add_q_case(Cases& cases, const std::string& name, const QNetSpec& spec, const envs::EnvSpec& env) {
   QNet net(spec, env);
   randomize(*net);
@@ -146,6 +166,18 @@ TEST(Export, PyTorchComputesWhatTheLearnersNetsComputeForEveryKindOfNet) {
   impala.layers = {{"impala_block", 4}, {"relu"}, {"flatten"}, {"linear", 8}, {"relu"}};
   add_policy_case(cases, "vtrace_impala_camera",
                   impala, env_of("Camera-v0", box({3, 12, 12}, envs::DType::kUInt8, 0, 255), envs::discrete_space(4)));
+
+  ModelSpec lstm_policy;
+  lstm_policy.kind = "layers";
+  lstm_policy.layers = {{"channels_first"}, {"conv2d", 4, 3, 1, 0}, {"relu"}, {"flatten"}, {"linear", 8}, {"lstm", 6}};
+  add_recurrent_policy_case(cases, "vtrace_lstm_uint8", lstm_policy,
+                            env_of("MinAtar/Breakout-v1", minatar, envs::discrete_space(3)));
+  ModelSpec lstm_only;
+  lstm_only.kind = "layers";
+  lstm_only.layers = {{"lstm", 5}};
+  add_recurrent_policy_case(cases, "vtrace_lstm_box", lstm_only,
+                            env_of("Pendulum-v1", box({3}, envs::DType::kFloat32, -8, 8),
+                                   box({2}, envs::DType::kFloat32, -2, 2)));
 
   QNetSpec recurrent;
   recurrent.torso = {{"linear", 8}, {"relu"}};

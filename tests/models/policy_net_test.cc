@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -212,16 +213,61 @@ std::string construction_error(const models::ModelSpec& config, const envs::EnvS
   return "";
 }
 
-TEST(PolicyNet, DeclaredLayersThatDoNotFitTheObservationOrNeedRecurrenceAreRefused) {
+TEST(PolicyNet, DeclaredLayersThatDoNotFitTheObservationAreRefused) {
   models::ModelSpec config;
   config.kind = "layers";
   config.layers = {{"conv2d", 8, 3, 1, 0}, {"relu"}};
   EXPECT_EQ(construction_error(config, spec_of(box({4}), discrete(2))),
             "PolicyNet: model.layers layer 1 conv2d(8, kernel 3, stride 1): needs a [channels, height, width] "
             "input (its input is 4)");
-  config.layers = {{"linear", 32}, {"lstm", 16}};
-  EXPECT_NE(construction_error(config, spec_of(box({4}), discrete(2))).find("algo = \"r2d2\""),
+  config.layers = {{"lstm", 16}, {"relu"}};
+  EXPECT_NE(construction_error(config, spec_of(box({4}), discrete(2))).find("an lstm must be the last layer"),
             std::string::npos);
+}
+
+models::ModelSpec recurrent_spec() {
+  models::ModelSpec config;
+  config.kind = "layers";
+  config.layers = {{"linear", 16}, {"relu"}, {"lstm", 8}};
+  return config;
+}
+
+TEST(PolicyNet, AnLstmLastMakesARecurrentNetWhoseUnrollEqualsItsSteps) {
+  torch::manual_seed(5);
+  models::PolicyNet net(recurrent_spec(), spec_of(box({3}), discrete(4)));
+  ASSERT_TRUE(net->recurrent());
+  EXPECT_EQ(net->state_size(), 8);
+  const torch::Tensor obs = torch::randn({5, 2, 3});
+  models::PolicyNetImpl::State state{torch::randn({2, 8}), torch::randn({2, 8})};
+  const auto [all, last] = net->unroll(obs, torch::zeros({5, 2}), state);
+  ASSERT_EQ(all.logits_or_mean.sizes(), torch::IntArrayRef({10, 4}));
+  ASSERT_EQ(all.value.sizes(), torch::IntArrayRef({10}));
+  for (int64_t t = 0; t < 5; ++t) {
+    models::PolicyOutput out;
+    std::tie(out, state) = net->step(obs[t], state);
+    EXPECT_TRUE(torch::allclose(out.logits_or_mean, all.logits_or_mean.narrow(0, 2 * t, 2), 1e-5, 1e-6)) << t;
+    EXPECT_TRUE(torch::allclose(out.value, all.value.narrow(0, 2 * t, 2), 1e-5, 1e-6)) << t;
+  }
+  EXPECT_TRUE(torch::allclose(state.h, last.h, 1e-5, 1e-6));
+  EXPECT_TRUE(torch::allclose(state.c, last.c, 1e-5, 1e-6));
+  EXPECT_THROW(net->forward(obs[0]), std::logic_error);
+}
+
+TEST(PolicyNet, AResetInAnUnrollStartsTheEpisodeFromAZeroState) {
+  torch::manual_seed(6);
+  models::PolicyNet net(recurrent_spec(), spec_of(box({3}), discrete(2)));
+  const torch::Tensor obs = torch::randn({4, 2, 3});
+  torch::Tensor reset = torch::zeros({4, 2});
+  reset[2][0] = 1;
+  const auto [all, last] = net->unroll(obs, reset, {torch::randn({2, 8}), torch::randn({2, 8})});
+  const auto [fresh, fresh_last] = net->unroll(obs.narrow(0, 2, 2), torch::zeros({2, 2}), net->initial_state(2));
+  // Rows of env 0 at steps 2 and 3: 2 * 2 + 0 and 3 * 2 + 0; in the fresh unroll 0 and 2.
+  EXPECT_TRUE(torch::allclose(all.value.index({torch::tensor({4, 6})}), fresh.value.index({torch::tensor({0, 2})}),
+                              1e-5, 1e-6));
+  EXPECT_FALSE(torch::allclose(all.value.index({torch::tensor({5, 7})}), fresh.value.index({torch::tensor({1, 3})}),
+                               1e-3, 1e-4));
+  EXPECT_THROW(net->unroll(obs, torch::zeros({4, 3}), net->initial_state(2)), std::invalid_argument);
+  EXPECT_THROW(net->step(obs[0], net->initial_state(3)), std::invalid_argument);
 }
 
 }  // namespace

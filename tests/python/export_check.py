@@ -6,8 +6,8 @@ Each CASE_DIR holds policy.pt (the exported module) and data.pt (a TorchScript c
 buffers are the inputs and the learner's outputs, written by tests/models/export_check.h). For
 each case: torch.jit.load with the spec as an extra file, the spec agrees with the module's
 moonseed_spec attribute and names the inputs and outputs of its algorithm, and the module's
-outputs on the inputs equal the learner's within 1e-5 (R2D2: two calls, the state of the first
-carried into the second). Prints one line per case; exits 1 on the first failure.
+outputs on the inputs equal the learner's within 1e-5 (R2D2 and recurrent V-trace: two calls, the
+state of the first carried into the second). Prints one line per case; exits 1 on the first failure.
 """
 import json
 import os
@@ -47,7 +47,22 @@ def check(case):
     obs_dtype = {"uint8": torch.uint8, "float32": torch.float32}[spec["observation"]["dtype"]]
     worst = 0.0
     with torch.no_grad():
-        if spec["algo"] == "vtrace":
+        if spec["algo"] == "vtrace" and spec["inputs"] == ["obs", "state"]:
+            discrete = spec["action"]["kind"] == "discrete"
+            if spec["outputs"] != ["logits" if discrete else "mean", "value", "state"]:
+                fail(case, f"outputs {spec['outputs']}")
+            state = policy.initial_state(data.obs1.shape[0])
+            close(case, "initial h", state[0], data.h0)
+            close(case, "initial c", state[1], data.c0)
+            out1, value1, state = policy(data.obs1, state)
+            out2, value2, state = policy(data.obs2, state)
+            worst = max(close(case, "call 1", out1, data.out1), close(case, "value of call 1", value1, data.value1),
+                        close(case, "call 2", out2, data.out2), close(case, "value of call 2", value2, data.value2),
+                        close(case, "h after call 2", state[0], data.h2),
+                        close(case, "c after call 2", state[1], data.c2))
+            if not discrete:
+                worst = max(worst, close(case, "log_std", policy.log_std, data.log_std))
+        elif spec["algo"] == "vtrace":
             discrete = spec["action"]["kind"] == "discrete"
             if spec["outputs"] != ["logits" if discrete else "mean", "value"] or spec["inputs"] != ["obs"]:
                 fail(case, f"inputs {spec['inputs']} and outputs {spec['outputs']}")

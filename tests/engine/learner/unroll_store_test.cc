@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/learner/prefetcher.h"
 #include "rpc/messages.h"
 
 namespace moonseed::engine {
@@ -388,6 +389,33 @@ TEST(UnrollStore, ASlotOutOfRangeIsRejected) {
   Obs o{{0.f, 0.f}};
   EXPECT_THROW(store.observe(2, o.bytes(), 0.f, envs::kFirst), std::invalid_argument);
   EXPECT_THROW(store.observe(-1, o.bytes(), 0.f, envs::kFirst), std::invalid_argument);
+}
+
+// A recurrent policy's state: each unroll keeps the one its step 0 acted with, including the
+// step it shares with the previous unroll (x_T, then x_0 of the next), and the collated batch
+// stacks them as start_h and start_c.
+TEST(UnrollStore, EachUnrollKeepsTheStateItsStepZeroActedWithAndABatchStacksThem) {
+  UnrollShape shape = discrete_shape();
+  shape.state_size = 2;
+  UnrollStore store(1, UnrollPool::create(shape));
+  std::vector<UnrollPtr> done;
+  for (int t = 0; t <= 2 * kT; ++t) {
+    Obs o{{0, static_cast<float>(t)}};
+    UnrollPtr u = store.observe(0, o.bytes(), 1.f, t == 0 ? envs::kFirst : 0);
+    if (u) done.push_back(std::move(u));
+    const int64_t action = 0;
+    const float h[2] = {static_cast<float>(t), 10.f + t}, c[2] = {100.f + t, 1000.f + t};
+    store.act(0, &action, -0.5f, 0, h, c);
+  }
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0]->start_state, (std::vector<float>{0, 10, 100, 1000}));
+  EXPECT_EQ(done[1]->start_state, (std::vector<float>{3, 13, 103, 1003}));  // x_3: step 0 of the second
+  const UnrollBatch batch = collate_unrolls(done, shape, false);
+  EXPECT_TRUE(torch::equal(batch.start_h, torch::tensor({{0.f, 10.f}, {3.f, 13.f}})));
+  EXPECT_TRUE(torch::equal(batch.start_c, torch::tensor({{100.f, 1000.f}, {103.f, 1003.f}})));
+  // A feed-forward shape keeps none.
+  const UnrollBatch plain = collate_unrolls({}, discrete_shape(), false);
+  EXPECT_FALSE(plain.start_h.defined());
 }
 
 TEST(UnrollShape, FromSpecStoresDiscreteActionsAsInt64AndBoxActionsAsFloats) {

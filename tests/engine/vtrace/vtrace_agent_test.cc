@@ -1,6 +1,8 @@
 // The V-trace agent's evaluation envs (topology.eval_envs_per_actor): their
 // steps act with the policy but never reach a trained batch, their episodes are
 // reported apart by slot, and vtrace.eval_greedy makes them act on the mode.
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -88,6 +90,47 @@ TEST_F(VtraceAgentEval, EvalGreedyActsOnTheModeOnlyInEvaluationEnvs) {
   // A fresh net's two logits are close: training envs sample both actions.
   EXPECT_GT(train_counts[0], 0);
   EXPECT_GT(train_counts[1], 0);
+  agent->close();
+}
+
+// A recurrent policy (model ending in an lstm) acting on random observations in two envs whose
+// episodes end inside unrolls: with a learning rate of 0 the weights never change, so if every
+// unroll trains from the state its step 0 acted with (and resets where episodes start), the
+// learner's log pi(a_t|x_t) equals the behaviour's log mu and every ratio rho is 1. A state
+// that leaked across an episode or restarted from zero would move the ratios far from 1.
+TEST(VtraceAgentRecurrent, TrainingUnrollsFromTheStatesInferenceActedWith) {
+  torch::manual_seed(9);
+  ExperimentConfig config = small_config();
+  config.model.kind = "layers";
+  config.model.layers = {{"linear", 16}, {"tanh"}, {"lstm", 8}};
+  config.learner.unroll = 5;
+  config.learner.batch = 2;
+  config.learner.queue_capacity = 32;
+  const envs::EnvSpec spec = envs::make_env("CartPole-v1")->spec();
+  std::unique_ptr<Agent> agent = make_agent(config, spec, torch::kCPU);
+  std::vector<int64_t> t_in_episode(2, 0);
+  const int64_t episode_length[2] = {7, 4};  // ends inside unrolls of 5 steps, at different steps
+  for (int step = 0; step < 40; ++step) {
+    for (int slot = 0; slot < 2; ++slot) {
+      int64_t& t = t_in_episode[static_cast<size_t>(slot)];
+      const uint8_t flags = t == 0 ? envs::kFirst : t == episode_length[slot] ? envs::kTerminated : 0;
+      const torch::Tensor obs = torch::randn({1, 4}) * 2;
+      agent->observe(slot, static_cast<const uint8_t*>(obs.data_ptr()), t == 0 ? 0.f : 1.f, flags, 0, 1.f);
+      agent->act({slot}, obs, 0);
+      t = (flags & envs::kTerminated) ? 0 : t + 1;
+    }
+  }
+  int batches = 0;
+  while (agent->await_batch_for(std::chrono::milliseconds(200))) {
+    const TrainReport report = agent->train(config, /*lr=*/0.0, 0);
+    ASSERT_TRUE(report.applied);
+    const auto rho = std::find_if(report.metrics.begin(), report.metrics.end(),
+                                  [](const Metric& m) { return m.name == "mean_rho"; });
+    ASSERT_NE(rho, report.metrics.end());
+    EXPECT_NEAR(rho->value, 1.0, 1e-5) << "batch " << batches;
+    ++batches;
+  }
+  EXPECT_EQ(batches, 7);  // per env, 40 observations make 7 unrolls of 5 steps (each shares one)
   agent->close();
 }
 
