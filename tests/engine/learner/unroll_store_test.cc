@@ -414,8 +414,15 @@ TEST(UnrollStore, EachUnrollKeepsTheStateItsStepZeroActedWithAndABatchStacksThem
   EXPECT_TRUE(torch::equal(batch.start_h, torch::tensor({{0.f, 10.f}, {3.f, 13.f}})));
   EXPECT_TRUE(torch::equal(batch.start_c, torch::tensor({{100.f, 1000.f}, {103.f, 1003.f}})));
   // A feed-forward shape keeps none.
-  const UnrollBatch plain = collate_unrolls({}, discrete_shape(), false);
-  EXPECT_FALSE(plain.start_h.defined());
+  UnrollStore plain_store(1, UnrollPool::create(discrete_shape()));
+  SlotDriver plain(plain_store, 0);
+  std::vector<UnrollPtr> plain_done;
+  for (int t = 0; t <= kT; ++t) {
+    if (UnrollPtr u = plain.step(static_cast<float>(t), 1.f, t == 0 ? envs::kFirst : 0, 0)) plain_done.push_back(std::move(u));
+  }
+  ASSERT_EQ(plain_done.size(), 1u);
+  EXPECT_TRUE(plain_done[0]->start_state.empty());
+  EXPECT_FALSE(collate_unrolls(plain_done, discrete_shape(), false).start_h.defined());
 }
 
 TEST(UnrollShape, FromSpecStoresDiscreteActionsAsInt64AndBoxActionsAsFloats) {
