@@ -218,7 +218,8 @@ Exported export_recurrent_policy(const PolicyNetImpl& net, const ModelSpec& mode
   Script s(net);
   s.def("initial_state(self, batch: int) -> Tuple[Tensor, Tensor]");
   s.line("return (torch.zeros([batch, " + lstm + "]), torch.zeros([batch, " + lstm + "]))");
-  s.def("forward(self, obs: Tensor, state: Tuple[Tensor, Tensor]) -> Tuple[Tensor, Tensor, Tuple[Tensor, Tensor]]");
+  s.def("forward(self, obs: Tensor, prev_action: Tensor, prev_reward: Tensor, state: Tuple[Tensor, Tensor]) -> "
+        "Tuple[Tensor, Tensor, Tuple[Tensor, Tensor]]");
   s.line("n = obs.size(0)");
   s.line("x = " + preprocessed("obs.reshape([n, " + std::to_string(net.observation_size()) + "])", env.observation));
   if (!split.torso.empty()) {
@@ -228,6 +229,14 @@ Exported export_recurrent_policy(const PolicyNetImpl& net, const ModelSpec& mode
     const std::vector<int64_t> out = s.layers("x", split.torso, "policy_layers.layers.", env.observation.shape);
     s.line("x = x.reshape([n, " + std::to_string(product(out)) + "])");
   }
+  const std::string actions = std::to_string(net.action_size());
+  if (net.discrete()) {
+    s.line("a = (prev_action.long().reshape([n, 1]) == torch.arange(" + actions +
+           ", device=prev_action.device)).to(x.dtype)");
+  } else {
+    s.line("a = prev_action.reshape([n, " + actions + "]).to(x.dtype)");
+  }
+  s.line("x = torch.cat([x, a, prev_reward.to(x.dtype).reshape([n, 1])], 1)");
   s.line("h, c = torch.lstm_cell(x, [state[0], state[1]], " + s.param("lstm.weight_ih") + ", " +
          s.param("lstm.weight_hh") + ", " + s.param("lstm.bias_ih") + ", " + s.param("lstm.bias_hh") + ")");
   s.line("out = " + s.linear("h", "policy_head."));
@@ -237,7 +246,7 @@ Exported export_recurrent_policy(const PolicyNetImpl& net, const ModelSpec& mode
   const std::string model_json = "{\"kind\": " + base::json_quote(model.kind) +
                                  ", \"layers\": " + layer_list(model_layers(model)) + ", \"lstm\": " + lstm + "}";
   Exported exported;
-  exported.spec_json = spec_json("vtrace", env, model_json, {"obs", "state"},
+  exported.spec_json = spec_json("vtrace", env, model_json, {"obs", "prev_action", "prev_reward", "state"},
                                  {net.discrete() ? "logits" : "mean", "value", "state"}, origin);
   exported.module = s.build("MoonseedRecurrentPolicy", exported.spec_json);
   return exported;

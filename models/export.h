@@ -12,9 +12,10 @@
 //
 //   V-trace: forward(obs) -> (logits, value) for discrete actions, (mean, value)
 //            for box actions; the box policy's log std is the parameter `log_std`.
-//            A recurrent policy: forward(obs, state) -> (logits or mean, value,
-//            state), state = (h, c), and initial_state(batch) -> zeros; zero a
-//            row's state where its episode starts.
+//            A recurrent policy: forward(obs, prev_action, prev_reward, state) ->
+//            (logits or mean, value, state), state = (h, c), and
+//            initial_state(batch) -> zeros; at an episode's first step a row's
+//            state is zeros, its prev_action -1 (Box: zeros), its prev_reward 0.
 //   R2D2:    forward(obs, prev_action, prev_reward, state) -> (q_values, state),
 //            state = (h, c), and initial_state(batch) -> zeros; prev_action and
 //            prev_reward are ignored when the net does not feed them to its core.

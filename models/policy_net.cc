@@ -97,7 +97,7 @@ void PolicyNetImpl::build_declared(const ModelSpec& config, const envs::EnvSpec&
     torso_out_ = policy_layers_->out_features();
   }
   if (lstm_size_ > 0) {
-    lstm_ = register_module("lstm", torch::nn::LSTMCell(torso_out_, lstm_size_));
+    lstm_ = register_module("lstm", torch::nn::LSTMCell(torso_out_ + action_size_ + 1, lstm_size_));
     torso_out_ = lstm_size_;
   }
   build_heads(config);
@@ -195,7 +195,34 @@ void PolicyNetImpl::check_state(const char* function, const State& state, int64_
   }
 }
 
-std::pair<PolicyOutput, PolicyNetImpl::State> PolicyNetImpl::step(const torch::Tensor& obs, const State& state) {
+torch::Tensor PolicyNetImpl::core_input(const char* function, const torch::Tensor& features,
+                                        const torch::Tensor& prev_action, const torch::Tensor& prev_reward) const {
+  const int64_t n = features.size(0);
+  const bool action_ok = prev_action.defined() && prev_action.numel() == n * (discrete_ ? 1 : action_size_) &&
+                         (discrete_ ? prev_action.scalar_type() == torch::kInt64 : prev_action.is_floating_point());
+  if (!action_ok || !prev_reward.defined() || prev_reward.numel() != n) {
+    std::ostringstream os;
+    os << "PolicyNet::" << function << ": prev_action must be " << (discrete_ ? "int64 with one" : "float with ")
+       << (discrete_ ? "" : std::to_string(action_size_)) << " element(s) per step and prev_reward one float per "
+       << "step, for " << n << " steps; got " << (prev_action.defined() ? prev_action.sizes() : torch::IntArrayRef{})
+       << " and " << (prev_reward.defined() ? prev_reward.sizes() : torch::IntArrayRef{});
+    throw std::invalid_argument(os.str());
+  }
+  torch::Tensor action;
+  if (discrete_) {
+    // A comparison rather than one_hot(): an index outside [0, n) gives zeros, with no device sync.
+    action = (prev_action.reshape({n, 1}) == torch::arange(action_size_, prev_action.options()))
+                 .to(features.scalar_type());
+  } else {
+    action = prev_action.reshape({n, action_size_}).to(features.scalar_type());
+  }
+  return torch::cat({features, action, prev_reward.reshape({n, 1}).to(features.scalar_type())}, 1);
+}
+
+std::pair<PolicyOutput, PolicyNetImpl::State> PolicyNetImpl::step(const torch::Tensor& obs,
+                                                                  const torch::Tensor& prev_action,
+                                                                  const torch::Tensor& prev_reward,
+                                                                  const State& state) {
   const int64_t n = obs.defined() && obs.dim() >= 1 ? obs.size(0) : 0;
   check_state("step", state, n);
   if (obs.numel() != n * obs_size_) {
@@ -208,12 +235,15 @@ std::pair<PolicyOutput, PolicyNetImpl::State> PolicyNetImpl::step(const torch::T
   shape.insert(shape.end(), obs_shape_.begin(), obs_shape_.end());
   torch::Tensor x = scaled(obs, n);
   if (policy_layers_) x = policy_layers_->forward(x.reshape(shape));
+  x = core_input("step", x, prev_action, prev_reward);
   State next;
   std::tie(next.h, next.c) = lstm_->forward(x, std::make_tuple(state.h, state.c));
   return {heads(next.h, next.h), next};
 }
 
 std::pair<PolicyOutput, PolicyNetImpl::State> PolicyNetImpl::unroll(const torch::Tensor& obs,
+                                                                    const torch::Tensor& prev_action,
+                                                                    const torch::Tensor& prev_reward,
                                                                     const torch::Tensor& reset,
                                                                     const State& state0) {
   const int64_t T = obs.defined() && obs.dim() >= 2 ? obs.size(0) : 0;
@@ -230,6 +260,7 @@ std::pair<PolicyOutput, PolicyNetImpl::State> PolicyNetImpl::unroll(const torch:
   shape.insert(shape.end(), obs_shape_.begin(), obs_shape_.end());
   torch::Tensor x = scaled(obs, T * B);
   if (policy_layers_) x = policy_layers_->forward(x.reshape(shape));
+  x = core_input("unroll", x, prev_action, prev_reward);
   const LstmSequence r = lstm_sequence(x.reshape({T, B, x.size(1)}), state0.h, state0.c,
                                        (1 - reset.to(x.scalar_type())), lstm_weights(*lstm_));
   const torch::Tensor features = r.out.reshape({T * B, lstm_size_});

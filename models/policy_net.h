@@ -12,8 +12,9 @@
 // value each get their own torso of the same layers.
 //
 // A declared list ending in lstm(n) makes a recurrent actor-critic (IMPALA's
-// agent): one torso, then an LSTM of n units, feed both heads (shared_torso
-// does not apply). It keeps a State (h, c) per env: step() is one step of it,
+// agent): one torso, whose features with the previous action (one-hot for
+// Discrete, the vector for Box) and reward go into an LSTM of n units, which
+// feeds both heads (shared_torso does not apply). It keeps a State (h, c) per env: step() is one step of it,
 // unroll() runs T stored steps in one lstm_sequence call (models/sequence_lstm.h)
 // with the state zeroed before every step whose reset is 1 (an episode's first
 // observation); T step() calls equal one unroll() without resets (within float
@@ -69,11 +70,18 @@ class PolicyNetImpl : public torch::nn::Module {
   // Zeros [batch, lstm] on the module's device; empty for a feed-forward net.
   State initial_state(int64_t batch) const;
   // Recurrent nets: one step of N envs from `state` ([N, lstm] each).
-  std::pair<PolicyOutput, State> step(const torch::Tensor& obs, const State& state);
-  // Recurrent nets: obs [T, B, obs...], reset [T, B] (1: zero the state before
-  // step t) from state0 -> outputs of the T * B steps, time-major (row t * B + b),
-  // and the state after step T-1.
-  std::pair<PolicyOutput, State> unroll(const torch::Tensor& obs, const torch::Tensor& reset, const State& state0);
+  // prev_action: Discrete, int64 [N], the action taken before obs (-1 or any
+  // index outside [0, n): none, at an episode's first step); Box, float [N, A]
+  // (zeros: none). prev_reward: float [N], what that action returned (0: none).
+  std::pair<PolicyOutput, State> step(const torch::Tensor& obs, const torch::Tensor& prev_action,
+                                      const torch::Tensor& prev_reward, const State& state);
+  // Recurrent nets: obs [T, B, obs...], prev_action [T, B] or [T, B, A],
+  // prev_reward [T, B], reset [T, B] (1: zero the state before step t) from
+  // state0 -> outputs of the T * B steps, time-major (row t * B + b), and the
+  // state after step T-1.
+  std::pair<PolicyOutput, State> unroll(const torch::Tensor& obs, const torch::Tensor& prev_action,
+                                        const torch::Tensor& prev_reward, const torch::Tensor& reset,
+                                        const State& state0);
 
   bool discrete() const { return discrete_; }
   // n for discrete actions, A (elements of the action box) for box actions.
@@ -87,6 +95,9 @@ class PolicyNetImpl : public torch::nn::Module {
   torch::Tensor scaled(const torch::Tensor& obs, int64_t n) const;
   PolicyOutput heads(const torch::Tensor& policy_features, const torch::Tensor& value_features);
   void check_state(const char* function, const State& state, int64_t batch) const;
+  // [N, features] with the previous action and reward of each row appended.
+  torch::Tensor core_input(const char* function, const torch::Tensor& features, const torch::Tensor& prev_action,
+                           const torch::Tensor& prev_reward) const;
   void build_declared(const ModelSpec& config, const envs::EnvSpec& spec);
   void build_heads(const ModelSpec& config);
 

@@ -102,10 +102,17 @@ UnrollBatch collate_unrolls(const std::vector<UnrollPtr>& unrolls, const UnrollS
     const int64_t H = shape.state_size;
     batch.start_h = torch::empty({B, H}, options(torch::kFloat32));
     batch.start_c = torch::empty({B, H}, options(torch::kFloat32));
+    batch.start_prev_action = discrete ? torch::empty({B}, options(torch::kInt64))
+                                       : torch::empty({B, shape.action_dim}, options(torch::kFloat32));
+    batch.start_prev_reward = torch::empty({B}, options(torch::kFloat32));
+    auto* prev = static_cast<uint8_t*>(batch.start_prev_action.data_ptr());
     for (int64_t b = 0; b < B; ++b) {
-      const std::vector<float>& s = unrolls[static_cast<size_t>(b)]->start_state;
-      std::memcpy(batch.start_h.data_ptr<float>() + b * H, s.data(), static_cast<size_t>(H) * sizeof(float));
-      std::memcpy(batch.start_c.data_ptr<float>() + b * H, s.data() + H, static_cast<size_t>(H) * sizeof(float));
+      const Unroll& u = *unrolls[static_cast<size_t>(b)];
+      std::memcpy(batch.start_h.data_ptr<float>() + b * H, u.start_state.data(), static_cast<size_t>(H) * sizeof(float));
+      std::memcpy(batch.start_c.data_ptr<float>() + b * H, u.start_state.data() + H,
+                  static_cast<size_t>(H) * sizeof(float));
+      std::memcpy(prev + b * action_bytes, u.start_prev_action.data(), action_bytes);
+      batch.start_prev_reward.data_ptr<float>()[b] = u.start_prev_reward;
     }
   }
   return batch;

@@ -22,6 +22,8 @@ UnrollBatch UnrollBatch::to(const torch::Device& device, bool non_blocking) cons
   if (start_h.defined()) {
     out.start_h = moved(start_h, device, non_blocking);
     out.start_c = moved(start_c, device, non_blocking);
+    out.start_prev_action = moved(start_prev_action, device, non_blocking);
+    out.start_prev_reward = moved(start_prev_reward, device, non_blocking);
   }
   out.frames = frames;
   return out;

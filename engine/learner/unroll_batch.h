@@ -19,7 +19,9 @@ struct UnrollBatch {
   torch::Tensor truncated;       // [T+1, B] float32 0/1
   torch::Tensor valid;           // [T+1, B] float32: 0 where x_t is a final observation
   torch::Tensor policy_version;  // [T+1, B] int64: optimizer steps when a_t was chosen
-  torch::Tensor start_h, start_c;  // [B, H] float32: a recurrent policy's state at step 0; else undefined
+  // A recurrent policy's inputs at step 0 (undefined otherwise): state [B, H] float32 each, the
+  // previous action ([B] int64, -1 for none; [B, A] float32, zeros for none) and reward [B].
+  torch::Tensor start_h, start_c, start_prev_action, start_prev_reward;
   int64_t frames = 0;            // valid env steps in the batch (t < T)
 
   int64_t T() const { return observations.size(0) - 1; }

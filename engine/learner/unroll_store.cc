@@ -89,6 +89,7 @@ std::unique_ptr<Unroll> UnrollPool::allocate() const {
   unroll->episode_step.assign(steps, 0);
   unroll->obs_flags.assign(steps, 0);
   unroll->start_state.assign(2 * static_cast<size_t>(shape_.state_size), 0.f);
+  unroll->start_prev_action.assign(shape_.state_size > 0 ? static_cast<size_t>(shape_.action_bytes()) : 0, 0);
   return unroll;
 }
 
@@ -257,7 +258,7 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
 }
 
 void UnrollStore::act(int slot, const void* action, float behaviour_logp, int64_t policy_version,
-                      const float* state_h, const float* state_c) {
+                      const RecurrentInputs* recurrent) {
   Slot& s = slot_at(slot, "act");
   if (!s.awaiting_action) {
     throw std::logic_error("UnrollStore::act: slot " + std::to_string(slot) +
@@ -271,9 +272,11 @@ void UnrollStore::act(int slot, const void* action, float behaviour_logp, int64_
   u.behaviour_logp[t] = behaviour_logp;
   u.policy_version[t] = policy_version;
   const size_t H = static_cast<size_t>(pool_->shape().state_size);
-  if (t == 0 && H > 0 && state_h != nullptr && state_c != nullptr) {
-    std::memcpy(u.start_state.data(), state_h, H * sizeof(float));
-    std::memcpy(u.start_state.data() + H, state_c, H * sizeof(float));
+  if (t == 0 && H > 0 && recurrent != nullptr) {
+    std::memcpy(u.start_state.data(), recurrent->h, H * sizeof(float));
+    std::memcpy(u.start_state.data() + H, recurrent->c, H * sizeof(float));
+    std::memcpy(u.start_prev_action.data(), recurrent->prev_action, u.start_prev_action.size());
+    u.start_prev_reward = recurrent->prev_reward;
   }
   s.awaiting_action = false;
 }

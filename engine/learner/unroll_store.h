@@ -88,9 +88,20 @@ struct Unroll {
   std::vector<int64_t> episode_step;
   std::vector<uint8_t> obs_flags;
   int64_t wall_time_ns = 0;  // system clock when x_T arrived
-  // 2 * state_size: a recurrent policy's state (h, then c) that step 0 was acted
-  // on with, after any episode-start reset; empty for a feed-forward policy.
+  // A recurrent policy's inputs at step 0, after any episode-start reset (empty
+  // for a feed-forward policy): its state, 2 * state_size floats (h, then c),
+  // and the previous action (action_bytes: -1 or zeros for none) and reward.
   std::vector<float> start_state;
+  std::vector<uint8_t> start_prev_action;
+  float start_prev_reward = 0;
+};
+
+// What a recurrent policy acted with at one step (UnrollStore::act).
+struct RecurrentInputs {
+  const float* h = nullptr;            // state_size floats
+  const float* c = nullptr;            // state_size floats
+  const void* prev_action = nullptr;   // action_bytes
+  float prev_reward = 0;
 };
 
 class UnrollPool;
@@ -164,10 +175,10 @@ class UnrollStore {
 
   // Records a_t (action_bytes() bytes at `action`), its behaviour log-prob and
   // the policy version it was chosen under, for the slot's latest observation.
-  // A recurrent policy passes the state it acted with (state_size floats each
-  // of h and c): kept as the unroll's start_state when this is its step 0.
+  // A recurrent policy passes what it acted with: kept as the unroll's start_*
+  // when this is its step 0.
   void act(int slot, const void* action, float behaviour_logp, int64_t policy_version,
-           const float* state_h = nullptr, const float* state_c = nullptr);
+           const RecurrentInputs* recurrent = nullptr);
 
   // Forgets the slot's partial unroll and episode (its actor went away); the
   // next observe() starts afresh.

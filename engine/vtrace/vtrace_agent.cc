@@ -51,25 +51,31 @@ class VtraceEvalPolicy : public EvalPolicy {
                    bool discrete)
       : model_(std::move(model)), weights_(weights), device_(device), greedy_(greedy), discrete_(discrete) {}
 
-  // A recurrent policy's rows start from a zero state at their episodes' first step.
-  torch::Tensor act(const torch::Tensor& obs, const std::vector<float>&, bool first) override {
+  // A recurrent policy's rows start from a zero state, no previous action and no reward at
+  // their episodes' first step.
+  torch::Tensor act(const torch::Tensor& obs, const std::vector<float>& rewards, bool first) override {
     torch::Tensor actions;
     {
       torch::NoGradGuard no_grad;
       base::ReaderMutexLock lock(weights_);
       models::PolicyOutput policy;
       if (model_->recurrent()) {
-        if (first || !state_.h.defined() || state_.h.size(0) != obs.size(0)) {
-          state_ = model_->initial_state(obs.size(0));
+        const int64_t n = obs.size(0);
+        if (first || !state_.h.defined() || state_.h.size(0) != n) {
+          state_ = model_->initial_state(n);
+          prev_action_ = discrete_ ? torch::full({n}, -1, torch::kInt64) : torch::zeros({n, model_->action_size()});
         }
-        std::tie(policy, state_) = model_->step(obs.to(device_), state_);
+        const torch::Tensor reward = torch::tensor(rewards, torch::kFloat32).reshape({n});
+        std::tie(policy, state_) = model_->step(obs.to(device_), prev_action_.to(device_), reward.to(device_), state_);
       } else {
         policy = model_->forward(obs.to(device_));
       }
       check_finite(policy);
       actions = greedy_ ? models::greedy(policy) : models::sample(policy).actions;
     }
-    return actions.to(torch::kCPU).to(discrete_ ? torch::kInt32 : torch::kFloat32).contiguous();
+    actions = actions.to(torch::kCPU);
+    if (model_->recurrent()) prev_action_ = actions.to(discrete_ ? torch::kInt64 : torch::kFloat32).reshape(prev_action_.sizes());
+    return actions.to(discrete_ ? torch::kInt32 : torch::kFloat32).contiguous();
   }
 
  private:
@@ -79,6 +85,7 @@ class VtraceEvalPolicy : public EvalPolicy {
   bool greedy_;
   bool discrete_;
   models::PolicyNetImpl::State state_;  // recurrent: one row per env
+  torch::Tensor prev_action_;           // recurrent: each env's previous action, on the CPU
 };
 
 UnrollShape unroll_shape(const ExperimentConfig& config, const envs::EnvSpec& spec, const models::PolicyNet& model) {
@@ -102,8 +109,11 @@ class VtraceAgent : public Agent {
         first_(static_cast<size_t>(store_.num_slots()), 0) {
     model_->to(device_);
     if (model_->recurrent()) {
-      state_h_ = model_->initial_state(store_.num_slots()).h;
+      const int64_t slots = store_.num_slots();
+      state_h_ = model_->initial_state(slots).h;
       state_c_ = torch::zeros_like(state_h_);
+      prev_action_ = discrete() ? torch::full({slots}, -1, torch::kInt64) : torch::zeros({slots, model_->action_size()});
+      prev_reward_ = torch::zeros({slots});
     }
     optimizer_ = make_optimizer(config.optimizer, model_->parameters());
     params_ = model_->parameters();
@@ -122,7 +132,12 @@ class VtraceAgent : public Agent {
 
   void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version,
                float env_reward) override {
-    first_[static_cast<size_t>(slot)] = (flags & envs::kFirst) != 0;
+    const bool first = (flags & envs::kFirst) != 0;
+    first_[static_cast<size_t>(slot)] = first;
+    if (model_->recurrent()) {  // what the policy is fed with x_t: a_{t-1} (kept by act()) and r_{t-1}
+      prev_reward_.data_ptr<float>()[slot] = first ? 0.f : reward;
+      if (first) prev_action_[slot].fill_(discrete() ? -1 : 0);
+    }
     if (is_eval(slot)) {
       eval_store_.observe(slot, obs, reward, flags, config_version, env_reward);  // its unroll goes back to the pool
       return;
@@ -134,14 +149,14 @@ class VtraceAgent : public Agent {
 
   torch::Tensor act(const std::vector<int64_t>& slots, const torch::Tensor& obs, int64_t version) override {
     models::ActionSample sample;
-    torch::Tensor start_h, start_c;  // recurrent: [n, H] on the CPU, the states the slots acted with
+    Recurrent used;  // recurrent: what the slots acted with, on the CPU
     {
       torch::NoGradGuard no_grad;
       torch::Tensor x = obs.to(device_, /*non_blocking=*/true);
       base::ReaderMutexLock weights(weights_mu_);
       models::PolicyOutput policy;
       if (model_->recurrent()) {
-        policy = recurrent_step(slots, x, start_h, start_c);
+        policy = recurrent_step(slots, x, used);
       } else {
         policy = model_->forward(x);
         check_finite(policy);
@@ -156,13 +171,20 @@ class VtraceAgent : public Agent {
     const int64_t action_stride = actions.numel() / std::max<int64_t>(n, 1) * actions.element_size();
     const float* logps = logp.data_ptr<float>();
     const int64_t H = model_->state_size();
-    const float* hs = start_h.defined() ? start_h.data_ptr<float>() : nullptr;
-    const float* cs = start_c.defined() ? start_c.data_ptr<float>() : nullptr;
     for (int64_t k = 0; k < n; ++k) {
       const int slot = static_cast<int>(slots[static_cast<size_t>(k)]);
+      RecurrentInputs inputs;
+      if (H > 0) {
+        inputs.h = used.h.data_ptr<float>() + k * H;
+        inputs.c = used.c.data_ptr<float>() + k * H;
+        inputs.prev_action = static_cast<const uint8_t*>(used.prev_action.data_ptr()) + k * action_stride;
+        inputs.prev_reward = used.prev_reward.data_ptr<float>()[k];
+      }
       (is_eval(slot) ? eval_store_ : store_)
-          .act(slot, action_bytes + k * action_stride, logps[k], version, hs ? hs + k * H : nullptr,
-               cs ? cs + k * H : nullptr);
+          .act(slot, action_bytes + k * action_stride, logps[k], version, H > 0 ? &inputs : nullptr);
+    }
+    if (H > 0) {
+      prev_action_.index_copy_(0, used.index, actions.reshape(used.prev_action.sizes()).to(prev_action_.scalar_type()));
     }
     return actions;
   }
@@ -173,6 +195,8 @@ class VtraceAgent : public Agent {
       torch::NoGradGuard no_grad;
       state_h_[slot].zero_();
       state_c_[slot].zero_();
+      prev_action_[slot].fill_(discrete() ? -1 : 0);
+      prev_reward_[slot].fill_(0);
     }
   }
 
@@ -332,22 +356,32 @@ class VtraceAgent : public Agent {
     return static_cast<size_t>(slot) < eval_slot_.size() && eval_slot_[static_cast<size_t>(slot)];
   }
 
-  // One step of the recurrent policy for `slots`: their states, zeroed where the observation
-  // starts an episode, are `start_h` and `start_c` (on the CPU, for the unrolls); the new ones
-  // replace them once the outputs are known to be finite.
-  models::PolicyOutput recurrent_step(const std::vector<int64_t>& slots, const torch::Tensor& x,
-                                      torch::Tensor& start_h, torch::Tensor& start_c) {
+  // What a recurrent step of some slots was fed, on the CPU, for their unrolls.
+  struct Recurrent {
+    torch::Tensor index;                  // [n] int64: the slots
+    torch::Tensor h, c;                   // [n, H]: their states, zeroed where an episode starts
+    torch::Tensor prev_action, prev_reward;
+  };
+
+  bool discrete() const { return spec_.action.kind == envs::SpaceKind::kDiscrete; }
+
+  // One step of the recurrent policy for `slots`. The new states replace theirs once the
+  // outputs are known to be finite.
+  models::PolicyOutput recurrent_step(const std::vector<int64_t>& slots, const torch::Tensor& x, Recurrent& used) {
     std::vector<float> keep(slots.size());
     for (size_t k = 0; k < slots.size(); ++k) keep[k] = first_[static_cast<size_t>(slots[k])] ? 0.f : 1.f;
-    const torch::Tensor index = torch::tensor(slots, torch::kInt64).to(device_);
+    used.index = torch::tensor(slots, torch::kInt64);
+    const torch::Tensor index = used.index.to(device_);
     const torch::Tensor k = torch::tensor(keep).to(device_).unsqueeze(1);
     const models::PolicyNetImpl::State state{state_h_.index_select(0, index) * k, state_c_.index_select(0, index) * k};
-    auto [policy, next] = model_->step(x, state);
+    used.prev_action = prev_action_.index_select(0, used.index);
+    used.prev_reward = prev_reward_.index_select(0, used.index);
+    auto [policy, next] = model_->step(x, used.prev_action.to(device_), used.prev_reward.to(device_), state);
     check_finite(policy);
     state_h_.index_copy_(0, index, next.h);
     state_c_.index_copy_(0, index, next.c);
-    start_h = state.h.to(torch::kCPU).contiguous();
-    start_c = state.c.to(torch::kCPU).contiguous();
+    used.h = state.h.to(torch::kCPU).contiguous();
+    used.c = state.c.to(torch::kCPU).contiguous();
     return policy;
   }
 
@@ -384,6 +418,9 @@ class VtraceAgent : public Agent {
   // (recurrent policies) every slot's state [slots, H] on the device.
   std::vector<uint8_t> first_;
   torch::Tensor state_h_, state_c_;
+  // Recurrent: each slot's previous action ([slots] int64, -1 for none; [slots, A] float) and
+  // reward ([slots]), on the CPU: what its next step is fed.
+  torch::Tensor prev_action_, prev_reward_;
 };
 
 std::unique_ptr<Agent> make(const ExperimentConfig& config, const envs::EnvSpec& spec, torch::Device device) {

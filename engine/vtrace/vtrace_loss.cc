@@ -41,10 +41,23 @@ models::PolicyOutput recurrent_outputs(models::PolicyNet& model, const UnrollBat
   if (!batch.start_h.defined() || !batch.start_c.defined()) {
     throw std::invalid_argument("vtrace_loss: a recurrent model needs the batch's start states (start_h, start_c)");
   }
+  if (!batch.start_prev_action.defined() || !batch.start_prev_reward.defined()) {
+    throw std::invalid_argument("vtrace_loss: a recurrent model needs the batch's start_prev_action and start_prev_reward");
+  }
   const int64_t T = batch.T(), B = batch.B();
   const torch::Tensor valid = batch.valid.to(torch::kFloat32);
   const torch::Tensor reset = torch::cat({torch::zeros({1, B}, valid.options()), 1 - valid.narrow(0, 0, T)});
-  return model->unroll(batch.observations, reset, {batch.start_h, batch.start_c}).first;
+  // The action and reward before x_t: a_{t-1} and r_{t-1}, step 0's from the unroll; none where x_t
+  // starts an episode.
+  torch::Tensor prev_action = torch::cat({batch.start_prev_action.unsqueeze(0), batch.actions.narrow(0, 0, T)});
+  const torch::Tensor prev_reward =
+      torch::cat({batch.start_prev_reward.unsqueeze(0), batch.rewards.narrow(0, 0, T)}) * (1 - reset);
+  if (prev_action.scalar_type() == torch::kInt64) {
+    prev_action = torch::where(reset > 0, torch::full_like(prev_action, -1), prev_action);
+  } else {
+    prev_action = prev_action * (1 - reset).unsqueeze(-1);
+  }
+  return model->unroll(batch.observations, prev_action, prev_reward, reset, {batch.start_h, batch.start_c}).first;
 }
 
 }  // namespace

@@ -105,12 +105,16 @@ void add_recurrent_policy_case(Cases& cases, const std::string& name, const Mode
   const torch::Tensor obs1 = observations(env.observation, B), obs2 = observations(env.observation, B);
   torch::NoGradGuard no_grad;
   const PolicyNetImpl::State s0 = net->initial_state(B);
-  const auto [out1, s1] = net->step(obs1, s0);
-  const auto [out2, s2] = net->step(obs2, s1);
+  const torch::Tensor a1 = net->discrete() ? torch::tensor({-1, 0, 2, 1}, torch::kInt64) : torch::randn({B, net->action_size()});
+  const torch::Tensor a2 = net->discrete() ? torch::tensor({1, 2, -1, 0}, torch::kInt64) : torch::randn({B, net->action_size()});
+  const torch::Tensor r1 = torch::randn({B}), r2 = torch::randn({B});
+  const auto [out1, s1] = net->step(obs1, a1, r1, s0);
+  const auto [out2, s2] = net->step(obs2, a2, r2, s1);
   const std::string dir = cases.add(name);
   save_exported(export_policy_net(*net, model, env, kOrigin), dir + "/policy.pt");
   std::vector<std::pair<std::string, torch::Tensor>> data = {
-      {"obs1", obs1}, {"obs2", obs2}, {"out1", out1.logits_or_mean}, {"value1", out1.value},
+      {"obs1", obs1}, {"obs2", obs2}, {"prev_action1", a1}, {"prev_action2", a2}, {"prev_reward1", r1},
+      {"prev_reward2", r2}, {"out1", out1.logits_or_mean}, {"value1", out1.value},
       {"out2", out2.logits_or_mean}, {"value2", out2.value}, {"h0", s0.h}, {"c0", s0.c}, {"h2", s2.h}, {"c2", s2.c}};
   if (!net->discrete()) data.emplace_back("log_std", out1.log_std[0]);
   write_tensors(dir + "/data.pt", data);

@@ -238,13 +238,15 @@ TEST(PolicyNet, AnLstmLastMakesARecurrentNetWhoseUnrollEqualsItsSteps) {
   ASSERT_TRUE(net->recurrent());
   EXPECT_EQ(net->state_size(), 8);
   const torch::Tensor obs = torch::randn({5, 2, 3});
+  const torch::Tensor prev_action = torch::randint(-1, 4, {5, 2}, torch::kInt64);
+  const torch::Tensor prev_reward = torch::randn({5, 2});
   models::PolicyNetImpl::State state{torch::randn({2, 8}), torch::randn({2, 8})};
-  const auto [all, last] = net->unroll(obs, torch::zeros({5, 2}), state);
+  const auto [all, last] = net->unroll(obs, prev_action, prev_reward, torch::zeros({5, 2}), state);
   ASSERT_EQ(all.logits_or_mean.sizes(), torch::IntArrayRef({10, 4}));
   ASSERT_EQ(all.value.sizes(), torch::IntArrayRef({10}));
   for (int64_t t = 0; t < 5; ++t) {
     models::PolicyOutput out;
-    std::tie(out, state) = net->step(obs[t], state);
+    std::tie(out, state) = net->step(obs[t], prev_action[t], prev_reward[t], state);
     EXPECT_TRUE(torch::allclose(out.logits_or_mean, all.logits_or_mean.narrow(0, 2 * t, 2), 1e-5, 1e-6)) << t;
     EXPECT_TRUE(torch::allclose(out.value, all.value.narrow(0, 2 * t, 2), 1e-5, 1e-6)) << t;
   }
@@ -257,17 +259,39 @@ TEST(PolicyNet, AResetInAnUnrollStartsTheEpisodeFromAZeroState) {
   torch::manual_seed(6);
   models::PolicyNet net(recurrent_spec(), spec_of(box({3}), discrete(2)));
   const torch::Tensor obs = torch::randn({4, 2, 3});
+  const torch::Tensor prev_action = torch::randint(0, 2, {4, 2}, torch::kInt64);
+  const torch::Tensor prev_reward = torch::randn({4, 2});
   torch::Tensor reset = torch::zeros({4, 2});
   reset[2][0] = 1;
-  const auto [all, last] = net->unroll(obs, reset, {torch::randn({2, 8}), torch::randn({2, 8})});
-  const auto [fresh, fresh_last] = net->unroll(obs.narrow(0, 2, 2), torch::zeros({2, 2}), net->initial_state(2));
+  const auto [all, last] =
+      net->unroll(obs, prev_action, prev_reward, reset, {torch::randn({2, 8}), torch::randn({2, 8})});
+  const auto tail = [](const torch::Tensor& t) { return t.narrow(0, 2, 2); };
+  const auto [fresh, fresh_last] = net->unroll(tail(obs), tail(prev_action), tail(prev_reward),
+                                               torch::zeros({2, 2}), net->initial_state(2));
   // Rows of env 0 at steps 2 and 3: 2 * 2 + 0 and 3 * 2 + 0; in the fresh unroll 0 and 2.
   EXPECT_TRUE(torch::allclose(all.value.index({torch::tensor({4, 6})}), fresh.value.index({torch::tensor({0, 2})}),
                               1e-5, 1e-6));
   EXPECT_FALSE(torch::allclose(all.value.index({torch::tensor({5, 7})}), fresh.value.index({torch::tensor({1, 3})}),
                                1e-3, 1e-4));
-  EXPECT_THROW(net->unroll(obs, torch::zeros({4, 3}), net->initial_state(2)), std::invalid_argument);
-  EXPECT_THROW(net->step(obs[0], net->initial_state(3)), std::invalid_argument);
+  EXPECT_THROW(net->unroll(obs, prev_action, prev_reward, torch::zeros({4, 3}), net->initial_state(2)),
+               std::invalid_argument);
+  EXPECT_THROW(net->step(obs[0], prev_action[0], prev_reward[0], net->initial_state(3)), std::invalid_argument);
+  EXPECT_THROW(net->step(obs[0], prev_reward[0], prev_reward[0], net->initial_state(2)), std::invalid_argument);
+}
+
+TEST(PolicyNet, TheRecurrentCoreIsFedThePreviousActionAndReward) {
+  torch::manual_seed(8);
+  models::PolicyNet net(recurrent_spec(), spec_of(box({3}), discrete(3)));
+  const torch::Tensor obs = torch::randn({2, 3});
+  const auto state = net->initial_state(2);
+  auto value = [&](std::vector<int64_t> action, std::vector<float> reward) {
+    return net->step(obs, torch::tensor(action, torch::kInt64), torch::tensor(reward), state).first.value;
+  };
+  const torch::Tensor base = value({0, 0}, {0, 0});
+  EXPECT_FALSE(torch::allclose(base, value({1, 0}, {0, 0})));
+  EXPECT_FALSE(torch::allclose(base, value({0, 0}, {1, 0})));
+  // An action outside [0, n) is none: the same as -1.
+  EXPECT_TRUE(torch::equal(value({-1, 0}, {0, 0}), value({7, 0}, {0, 0})));
 }
 
 }  // namespace

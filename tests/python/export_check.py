@@ -47,15 +47,15 @@ def check(case):
     obs_dtype = {"uint8": torch.uint8, "float32": torch.float32}[spec["observation"]["dtype"]]
     worst = 0.0
     with torch.no_grad():
-        if spec["algo"] == "vtrace" and spec["inputs"] == ["obs", "state"]:
+        if spec["algo"] == "vtrace" and spec["inputs"] == ["obs", "prev_action", "prev_reward", "state"]:
             discrete = spec["action"]["kind"] == "discrete"
             if spec["outputs"] != ["logits" if discrete else "mean", "value", "state"]:
                 fail(case, f"outputs {spec['outputs']}")
             state = policy.initial_state(data.obs1.shape[0])
             close(case, "initial h", state[0], data.h0)
             close(case, "initial c", state[1], data.c0)
-            out1, value1, state = policy(data.obs1, state)
-            out2, value2, state = policy(data.obs2, state)
+            out1, value1, state = policy(data.obs1, data.prev_action1, data.prev_reward1, state)
+            out2, value2, state = policy(data.obs2, data.prev_action2, data.prev_reward2, state)
             worst = max(close(case, "call 1", out1, data.out1), close(case, "value of call 1", value1, data.value1),
                         close(case, "call 2", out2, data.out2), close(case, "value of call 2", value2, data.value2),
                         close(case, "h after call 2", state[0], data.h2),

@@ -405,7 +405,9 @@ TEST(UnrollStore, EachUnrollKeepsTheStateItsStepZeroActedWithAndABatchStacksThem
     if (u) done.push_back(std::move(u));
     const int64_t action = 0;
     const float h[2] = {static_cast<float>(t), 10.f + t}, c[2] = {100.f + t, 1000.f + t};
-    store.act(0, &action, -0.5f, 0, h, c);
+    const int64_t prev = t - 1;
+    const RecurrentInputs inputs{h, c, &prev, 0.5f * t};
+    store.act(0, &action, -0.5f, 0, &inputs);
   }
   ASSERT_EQ(done.size(), 2u);
   EXPECT_EQ(done[0]->start_state, (std::vector<float>{0, 10, 100, 1000}));
@@ -413,6 +415,8 @@ TEST(UnrollStore, EachUnrollKeepsTheStateItsStepZeroActedWithAndABatchStacksThem
   const UnrollBatch batch = collate_unrolls(done, shape, false);
   EXPECT_TRUE(torch::equal(batch.start_h, torch::tensor({{0.f, 10.f}, {3.f, 13.f}})));
   EXPECT_TRUE(torch::equal(batch.start_c, torch::tensor({{100.f, 1000.f}, {103.f, 1003.f}})));
+  EXPECT_TRUE(torch::equal(batch.start_prev_action, torch::tensor({-1, 2}, torch::kInt64)));
+  EXPECT_TRUE(torch::equal(batch.start_prev_reward, torch::tensor({0.f, 1.5f})));
   // A feed-forward shape keeps none.
   UnrollStore plain_store(1, UnrollPool::create(discrete_shape()));
   SlotDriver plain(plain_store, 0);
