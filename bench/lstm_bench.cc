@@ -1,6 +1,6 @@
 // The recurrent learner's speed (docs/performance.md "Recurrent learner"), in one run:
 //
-//   lstm_bench [SECONDS_PER_SLICE]      default 0.3
+//   lstm_bench [SECONDS_PER_SLICE] [all|kernels|learner]      defaults 0.3, all
 //
 // 1. lstm_sequence's kernels (models/sequence_lstm.h) on the sizes of the R2D2 recipes, forward
 //    and backward, with no resets and with episodes of about 30 steps: milliseconds per call and
@@ -25,6 +25,7 @@
 
 #include <torch/torch.h>
 
+#include "base/heap.h"
 #include "bench/bench_util.h"
 #include "envs/env.h"
 #include "models/sequence_lstm.h"
@@ -245,38 +246,53 @@ void learner(const Recipe& r, double slice) {
   filler.fill(core, 400);
   core.insert_prefilled();
   Ceiling ceiling(r, filler.spec());
-  std::vector<double> engine_s, ceiling_s, insert_s;
-  for (int round = 0; round < 3; ++round) {
-    engine_s.push_back(per_call(slice * 3, 1, [&] {
+  // One engine step, then one ceiling step, over and over for about 10 slices: the machine's speed
+  // drifts by more than the difference being measured, and pairs see the same drift.
+  std::vector<double> engine_s, ceiling_s, ratios, insert_s;
+  const auto stop = bench::Clock::now() + std::chrono::duration_cast<bench::Clock::duration>(
+                                              std::chrono::duration<double>(slice * 10));
+  while (bench::Clock::now() < stop || engine_s.size() < 5) {
+    engine_s.push_back(bench::seconds_of([&] {
       core.ready_to_learn(std::chrono::milliseconds(0));
       core.learn();
     }));
-    ceiling_s.push_back(per_call(slice * 3, 1, [&] { ceiling.step(); }));
-    filler.fill(core, r.batch);  // one learning step's worth of new sequences, not timed
+    ceiling_s.push_back(bench::seconds_of([&] { ceiling.step(); }));
+    ratios.push_back(ceiling_s.back() / engine_s.back());
+    if (engine_s.size() % 8 == 0) {  // now and then one learning step's worth of new sequences
+      filler.fill(core, r.batch);
+      insert_s.push_back(bench::seconds_of([&] { core.insert_prefilled(); }) / static_cast<double>(r.batch));
+    }
+  }
+  if (insert_s.empty()) {
+    filler.fill(core, r.batch);
     insert_s.push_back(bench::seconds_of([&] { core.insert_prefilled(); }) / static_cast<double>(r.batch));
   }
-  const double e = fastest(engine_s), c = fastest(ceiling_s);
-  std::printf("  %s: engine %6.1f steps/s, pure-LibTorch ceiling %6.1f steps/s: ratio %.2f; "
-              "insertion priorities %.3f ms per sequence\n",
-              r.label, 1 / e, 1 / c, c / e, fastest(insert_s) * 1e3);
+  std::printf("  %s: engine %6.1f steps/s, pure-LibTorch ceiling %6.1f steps/s (medians of %zu pairs): "
+              "ratio %.2f (median of the pairs' ratios); insertion priorities %.3f ms per sequence\n",
+              r.label, 1 / bench::median(engine_s), 1 / bench::median(ceiling_s), engine_s.size(),
+              bench::median(ratios), bench::median(insert_s) * 1e3);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const double slice = argc > 1 ? std::atof(argv[1]) : 0.3;
-  if (!(slice > 0)) {
-    std::fprintf(stderr, "usage: lstm_bench [SECONDS_PER_SLICE > 0]\n");
+  const std::string part = argc > 2 ? argv[2] : "all";
+  if (!(slice > 0) || (part != "all" && part != "kernels" && part != "learner")) {
+    std::fprintf(stderr, "usage: lstm_bench [SECONDS_PER_SLICE > 0] [all|kernels|learner]\n");
     return 2;
   }
   at::set_num_threads(1);
-  std::printf("lstm_sequence kernels (speed-up against the stepwise LSTMCell loop):\n");
+  base::keep_freed_memory();  // as moonseed-engine does: both sides keep their freed memory
+  if (part != "learner") std::printf("lstm_sequence kernels (speed-up against the stepwise LSTMCell loop):\n");
   for (const Recipe& r : recipes()) {
+    if (part == "learner") break;
     const envs::EnvSpec spec = envs::make_env(r.env_id)->spec();
     int64_t features = 0;  // the torso's last linear layer
     for (const models::LayerSpec& l : r.torso) features = l.kind == "linear" ? l.out : features;
     kernels(r, features + spec.action.n + 1, slice);
   }
+  if (part == "kernels") return 0;
   std::printf("R2D2 learning step, engine against a pure-LibTorch ceiling (same net, batch, sequence):\n");
   for (const Recipe& r : recipes()) learner(r, slice);
   return 0;

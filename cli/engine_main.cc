@@ -5,6 +5,7 @@
 #include <exception>
 #include <string>
 
+#include "base/heap.h"
 #include "cli/commands.h"
 #include "cli/version.h"
 
@@ -13,6 +14,8 @@ int main(int argc, char** argv) {
     std::fputs(moonseed::cli::kMoonseedUsage, stderr);
     return 2;
   }
+  // Training and evaluation reuse freed tensor memory instead of faulting it in again (base/heap.h).
+  moonseed::base::keep_freed_memory();
   const std::string command = argv[1];
   if (command == "--version" || command == "version") return moonseed::cli::version_command();
   moonseed::cli::Args args(argv + 2, argv + argc);
