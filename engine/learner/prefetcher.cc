@@ -105,9 +105,20 @@ UnrollBatch collate_unrolls(const std::vector<UnrollPtr>& unrolls, const UnrollS
     batch.start_prev_action = discrete ? torch::empty({B}, options(torch::kInt64))
                                        : torch::empty({B, shape.action_dim}, options(torch::kFloat32));
     batch.start_prev_reward = torch::empty({B}, options(torch::kFloat32));
+    // An unroll that carries no start (read back from an experience log, which keeps none)
+    // starts from a zero state with no previous action or reward.
+    batch.start_h.zero_();
+    batch.start_c.zero_();
+    if (discrete) {
+      batch.start_prev_action.fill_(-1);
+    } else {
+      batch.start_prev_action.zero_();
+    }
+    batch.start_prev_reward.zero_();
     auto* prev = static_cast<uint8_t*>(batch.start_prev_action.data_ptr());
     for (int64_t b = 0; b < B; ++b) {
       const Unroll& u = *unrolls[static_cast<size_t>(b)];
+      if (u.start_state.size() != static_cast<size_t>(2 * H) || u.start_prev_action.size() != action_bytes) continue;
       std::memcpy(batch.start_h.data_ptr<float>() + b * H, u.start_state.data(), static_cast<size_t>(H) * sizeof(float));
       std::memcpy(batch.start_c.data_ptr<float>() + b * H, u.start_state.data() + H,
                   static_cast<size_t>(H) * sizeof(float));
