@@ -210,14 +210,26 @@ std::string spec_json(const std::string& algo, const envs::EnvSpec& env, const s
          ",\n  \"checkpoint_step\": " + std::to_string(origin.step) + "\n}\n";
 }
 
+// initial_state(batch) -> zeros (h, c) of `lstm` units each.
+void initial_state_method(Script& s, int64_t lstm) {
+  const std::string n = std::to_string(lstm);
+  s.def("initial_state(self, batch: int) -> Tuple[Tensor, Tensor]");
+  s.line("return (torch.zeros([batch, " + n + "]), torch.zeros([batch, " + n + "]))");
+}
+
+// h, c = one step of the net's LSTM cell ("lstm.*" parameters) on x from `state`.
+void lstm_cell_line(Script& s) {
+  s.line("h, c = torch.lstm_cell(x, [state[0], state[1]], " + s.param("lstm.weight_ih") + ", " +
+         s.param("lstm.weight_hh") + ", " + s.param("lstm.bias_ih") + ", " + s.param("lstm.bias_hh") + ")");
+}
+
 // A recurrent policy: torso, LSTM cell, both heads on its output (models/policy_net.h).
 Exported export_recurrent_policy(const PolicyNetImpl& net, const ModelSpec& model, const envs::EnvSpec& env,
                                  const ExportOrigin& origin) {
   const RecurrentSplit split = split_recurrent(model_layers(model));
   const std::string lstm = std::to_string(split.lstm_size);
   Script s(net);
-  s.def("initial_state(self, batch: int) -> Tuple[Tensor, Tensor]");
-  s.line("return (torch.zeros([batch, " + lstm + "]), torch.zeros([batch, " + lstm + "]))");
+  initial_state_method(s, split.lstm_size);
   s.def("forward(self, obs: Tensor, prev_action: Tensor, prev_reward: Tensor, state: Tuple[Tensor, Tensor]) -> "
         "Tuple[Tensor, Tensor, Tuple[Tensor, Tensor]]");
   s.line("n = obs.size(0)");
@@ -237,8 +249,7 @@ Exported export_recurrent_policy(const PolicyNetImpl& net, const ModelSpec& mode
     s.line("a = prev_action.reshape([n, " + actions + "]).to(x.dtype)");
   }
   s.line("x = torch.cat([x, a, prev_reward.to(x.dtype).reshape([n, 1])], 1)");
-  s.line("h, c = torch.lstm_cell(x, [state[0], state[1]], " + s.param("lstm.weight_ih") + ", " +
-         s.param("lstm.weight_hh") + ", " + s.param("lstm.bias_ih") + ", " + s.param("lstm.bias_hh") + ")");
+  lstm_cell_line(s);
   s.line("out = " + s.linear("h", "policy_head."));
   s.line("value = " + s.linear("h", "value_head.") + ".squeeze(-1)");
   s.line("return (out, value, (h, c))");
@@ -305,8 +316,7 @@ Exported export_q_net(const QNetImpl& net, const envs::EnvSpec& env, const Expor
   const QNetSpec& q = net.spec();
   const std::string lstm = std::to_string(q.lstm);
   Script s(net);
-  s.def("initial_state(self, batch: int) -> Tuple[Tensor, Tensor]");
-  s.line("return (torch.zeros([batch, " + lstm + "]), torch.zeros([batch, " + lstm + "]))");
+  initial_state_method(s, q.lstm);
   s.def("forward(self, obs: Tensor, prev_action: Tensor, prev_reward: Tensor, state: Tuple[Tensor, Tensor]) -> "
         "Tuple[Tensor, Tuple[Tensor, Tensor]]");
   s.line("x = " + preprocessed("obs", env.observation));
@@ -322,8 +332,7 @@ Exported export_q_net(const QNetImpl& net, const envs::EnvSpec& env, const Expor
     s.line("x = torch.cat([x, one_hot, prev_reward.to(x.dtype).unsqueeze(1)], 1)");
   }
   if (q.lstm > 0) {
-    s.line("h, c = torch.lstm_cell(x, [state[0], state[1]], " + s.param("lstm.weight_ih") + ", " +
-           s.param("lstm.weight_hh") + ", " + s.param("lstm.bias_ih") + ", " + s.param("lstm.bias_hh") + ")");
+    lstm_cell_line(s);
     s.line("x = h");
     s.line("new_state = (h, c)");
   } else {

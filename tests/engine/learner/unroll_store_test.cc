@@ -417,31 +417,24 @@ TEST(UnrollStore, EachUnrollKeepsTheStateItsStepZeroActedWithAndABatchStacksThem
   EXPECT_TRUE(torch::equal(batch.start_c, torch::tensor({{100.f, 1000.f}, {103.f, 1003.f}})));
   EXPECT_TRUE(torch::equal(batch.start_prev_action, torch::tensor({-1, 2}, torch::kInt64)));
   EXPECT_TRUE(torch::equal(batch.start_prev_reward, torch::tensor({0.f, 1.5f})));
-  // An unroll without a start (from an experience log, whose pool keeps none) collates as a zero
-  // state with no previous action or reward.
-  UnrollStore log_like(1, UnrollPool::create(discrete_shape()));
-  SlotDriver replay(log_like, 0);
+  // A feed-forward shape keeps none (an experience log's unrolls come from such a pool).
+  UnrollStore plain_store(1, UnrollPool::create(discrete_shape()));
+  SlotDriver plain(plain_store, 0);
   std::vector<UnrollPtr> mixed;
   for (int t = 0; t <= kT; ++t) {
-    if (UnrollPtr u = replay.step(static_cast<float>(t), 1.f, t == 0 ? envs::kFirst : 0, 0)) mixed.push_back(std::move(u));
+    if (UnrollPtr u = plain.step(static_cast<float>(t), 1.f, t == 0 ? envs::kFirst : 0, 0)) mixed.push_back(std::move(u));
   }
   ASSERT_EQ(mixed.size(), 1u);
+  EXPECT_TRUE(mixed[0]->start_state.empty());
+  EXPECT_FALSE(collate_unrolls(mixed, discrete_shape(), false).start_h.defined());
+  // Such an unroll in a recurrent batch (a warm start) collates as a zero state with no previous
+  // action or reward.
   mixed.push_back(std::move(done[1]));
   const UnrollBatch with_log = collate_unrolls(mixed, shape, false);
   EXPECT_TRUE(torch::equal(with_log.start_h, torch::tensor({{0.f, 0.f}, {3.f, 13.f}})));
   EXPECT_TRUE(torch::equal(with_log.start_c, torch::tensor({{0.f, 0.f}, {103.f, 1003.f}})));
   EXPECT_TRUE(torch::equal(with_log.start_prev_action, torch::tensor({-1, 2}, torch::kInt64)));
   EXPECT_TRUE(torch::equal(with_log.start_prev_reward, torch::tensor({0.f, 1.5f})));
-  // A feed-forward shape keeps none.
-  UnrollStore plain_store(1, UnrollPool::create(discrete_shape()));
-  SlotDriver plain(plain_store, 0);
-  std::vector<UnrollPtr> plain_done;
-  for (int t = 0; t <= kT; ++t) {
-    if (UnrollPtr u = plain.step(static_cast<float>(t), 1.f, t == 0 ? envs::kFirst : 0, 0)) plain_done.push_back(std::move(u));
-  }
-  ASSERT_EQ(plain_done.size(), 1u);
-  EXPECT_TRUE(plain_done[0]->start_state.empty());
-  EXPECT_FALSE(collate_unrolls(plain_done, discrete_shape(), false).start_h.defined());
 }
 
 TEST(UnrollShape, FromSpecStoresDiscreteActionsAsInt64AndBoxActionsAsFloats) {
