@@ -68,6 +68,7 @@ struct R2d2Config {
   int64_t capacity = 10000;          // sequences the replay holds
   int64_t min_fill = 500;            // sequences inserted before training starts
   double samples_per_insert = 0;     // sampled / inserted sequences; 0 = no limit
+  std::string insert_priorities = "acting";  // "acting" | "learner": who gives new sequences their priority
   double priority_exponent = 0.9;    // alpha
   double importance_exponent = 0.6;  // beta
   double epsilon_base = 0.4;         // Ape-X: env i of N explores with base^(1 + alpha i / (N - 1))

@@ -198,6 +198,10 @@ std::vector<FieldSchema> build_schema() {
       integer(MOONSEED_FIELD(r2d2.min_fill), 1, 1 << 26, kRestart, "sequences inserted before training starts"),
       number(MOONSEED_FIELD(r2d2.samples_per_insert), 0, 1e6, kRestart,
              "sequences sampled per sequence inserted, held by blocking the faster side; 0 = no limit"),
+      string(MOONSEED_FIELD(r2d2.insert_priorities), {"acting", "learner"}, kRestart,
+             "a new sequence's priority: from the Q-values the acting net gave its steps (acting), or from a "
+             "forward pass of the online and target nets when it is inserted (learner: costs a third of the "
+             "training thread)"),
       number(MOONSEED_FIELD(r2d2.priority_exponent), 0, 10, kRestart, "alpha: sampling P(i) ~ p_i^alpha"),
       number(MOONSEED_FIELD(r2d2.importance_exponent), 0, 10, kRestart,
              "beta: importance weight (N P(i))^-beta, normalised by the max"),
@@ -381,7 +385,7 @@ std::vector<FieldSchema> build_schema() {
   [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost, eval_greedy] =
       c.vtrace;
   [[maybe_unused]] auto& [burn_in, trace, period, n_step, r2d2_gamma, eta, rescale_eps, target_period, r2d2_batch,
-                          capacity, min_fill, samples_per_insert, priority_exponent, importance_exponent,
+                          capacity, min_fill, samples_per_insert, insert_priorities, priority_exponent, importance_exponent,
                           epsilon_base, epsilon_alpha, eval_epsilon, head_hidden, dueling, prev_action_reward] =
       c.r2d2;
   [[maybe_unused]] auto& [optimizer_kind, lr, eps, rmsprop_alpha, rmsprop_momentum, max_grad_norm,

@@ -52,6 +52,7 @@ R2d2CoreConfig core_config(const ExperimentConfig& config) {
   c.epsilon_alpha = r.epsilon_alpha;
   c.eval_slots = evaluation_slots(config);
   c.eval_epsilon = r.eval_epsilon;
+  c.acting_priorities = r.insert_priorities != "learner";
   c.seed = config.seed;
   return c;
 }

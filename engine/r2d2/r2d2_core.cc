@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -119,11 +120,15 @@ torch::Tensor R2d2Core::act(const std::vector<int64_t>& slots, const torch::Tens
   const float* h = lstm > 0 ? d.h.data_ptr<float>() : nullptr;
   const float* c = lstm > 0 ? d.c.data_ptr<float>() : nullptr;
   const int64_t* a = d.actions.data_ptr<int64_t>();
+  const torch::Tensor q = d.q.to(torch::kFloat32).contiguous();
+  const torch::Tensor q_greedy = std::get<0>(q.max(1)).contiguous();
+  const float* qv = q.data_ptr<float>();
+  const int64_t num_actions = q.size(1);
   for (int64_t i = 0; i < n; ++i) {
     recorder_.act(static_cast<int>(slots[static_cast<size_t>(i)]), a[i], h ? h + i * lstm : nullptr,
-                  c ? c + i * lstm : nullptr);
+                  c ? c + i * lstm : nullptr, qv[i * num_actions + a[i]], q_greedy.data_ptr<float>()[i]);
   }
-  std::vector<std::vector<BlockRef>> completed;
+  std::vector<RecordedSequence> completed;
   recorder_.take_sequences(completed);
   if (!completed.empty()) {
     base::MutexLock lock(queue_mu_);
@@ -170,8 +175,9 @@ bool R2d2Core::wait_for_room(std::chrono::milliseconds timeout) {
 int64_t R2d2Core::prefill(int slot, const uint8_t* obs, float reward, uint8_t flags, int64_t action) {
   recorder_.observe(slot, obs, reward, flags);
   const std::vector<float> zeros(static_cast<size_t>(std::max<int64_t>(config_.net.lstm, 1)), 0.f);
-  recorder_.act(slot, action, zeros.data(), zeros.data());
-  std::vector<std::vector<BlockRef>> completed;
+  const float none = std::numeric_limits<float>::quiet_NaN();  // no net acted: learner priorities
+  recorder_.act(slot, action, zeros.data(), zeros.data(), none, none);
+  std::vector<RecordedSequence> completed;
   recorder_.take_sequences(completed);
   int64_t queued = 0;
   {
@@ -190,7 +196,7 @@ int64_t R2d2Core::insert_prefilled() {
 }
 
 void R2d2Core::insert_queued() {
-  std::vector<std::vector<BlockRef>> batch;
+  std::vector<RecordedSequence> batch;
   {
     base::MutexLock lock(queue_mu_);
     batch.swap(queued_);
@@ -200,10 +206,28 @@ void R2d2Core::insert_queued() {
   double network = 0;  // the nets' share of the insertion: priorities
   int64_t inserted = 0;
   int64_t rejected = 0;
-  for (size_t begin = 0; begin < batch.size(); begin += static_cast<size_t>(config_.batch)) {
-    const size_t end = std::min(batch.size(), begin + static_cast<size_t>(config_.batch));
-    const std::vector<std::vector<BlockRef>> chunk(batch.begin() + static_cast<std::ptrdiff_t>(begin),
-                                                   batch.begin() + static_cast<std::ptrdiff_t>(end));
+  // Sequences the acting net gave values to: priorities from those, and
+  // insert() itself refuses one whose blocks the ring overwrote meanwhile.
+  std::vector<RecordedSequence> from_learner;
+  if (config_.acting_priorities) {
+    std::vector<const RecordedSequence*> acted;
+    for (RecordedSequence& seq : batch) {
+      if (has_acting_values(seq.steps)) acted.push_back(&seq); else from_learner.push_back(std::move(seq));
+    }
+    std::vector<const std::vector<ActingStep>*> steps;
+    steps.reserve(acted.size());
+    for (const RecordedSequence* seq : acted) steps.push_back(&seq->steps);
+    const std::vector<double> priorities = timed(network, [&] { return trainer_->acting_priorities(steps); });
+    for (size_t i = 0; i < acted.size(); ++i) {
+      if (replay_->insert(acted[i]->blocks, priorities[i])) ++inserted; else ++rejected;
+    }
+  } else {
+    from_learner = std::move(batch);
+  }
+  for (size_t begin = 0; begin < from_learner.size(); begin += static_cast<size_t>(config_.batch)) {
+    const size_t end = std::min(from_learner.size(), begin + static_cast<size_t>(config_.batch));
+    std::vector<std::vector<BlockRef>> chunk;
+    for (size_t i = begin; i < end; ++i) chunk.push_back(from_learner[i].blocks);
     // gather() refuses a sequence whose block the ring overwrote since it was
     // assembled; then gather one by one so only those are lost. Errors of the
     // nets are not caught here: they are bugs, not stale blocks.

@@ -9,8 +9,10 @@
 //                      backpressure: it blocks while the training thread is
 //                      behind on inserting, or the rate limiter says acting is
 //                      ahead of learning.
-//   training thread    train_step(wait): inserts the queued sequences with the
-//                      priorities the nets give them now, then, when the replay
+//   training thread    train_step(wait): inserts the queued sequences with
+//                      their priorities (from the Q-values the acting net gave
+//                      their steps, or with acting_priorities = false from the
+//                      learner's nets now: R2d2Trainer), then, when the replay
 //                      allows a sample of `batch`, one R2d2Trainer step, with
 //                      the optimizer step under the weights lock, and the new
 //                      priorities.
@@ -64,6 +66,11 @@ struct R2d2CoreConfig {
   // epsilons spread over the other slots. Empty = none.
   std::vector<bool> eval_slots;
   double eval_epsilon = 1e-3;
+  // New sequences' priorities: true = from the acting net's Q-values
+  // (R2d2Trainer::acting_priorities, no forward pass); false = a forward pass
+  // of the online and target nets (R2d2Trainer::priorities). A warm start's
+  // sequences, which no net acted on, always take the second.
+  bool acting_priorities = true;
   uint64_t seed = 0;
 };
 
@@ -159,7 +166,7 @@ class R2d2Core {
 
   mutable base::Mutex queue_mu_;
   base::CondVar queue_cv_;
-  std::vector<std::vector<BlockRef>> queued_ GUARDED_BY(queue_mu_);
+  std::vector<RecordedSequence> queued_ GUARDED_BY(queue_mu_);
   bool closed_ GUARDED_BY(queue_mu_) = false;
   int64_t max_queued_ = 0;
 

@@ -195,6 +195,54 @@ void R2d2Trainer::apply() {
   if (steps_ % config_.target_period == 0) target_->copy_weights_from(*online_);
 }
 
+bool has_acting_values(const std::vector<ActingStep>& steps) {
+  for (const ActingStep& s : steps) {
+    if (!std::isfinite(s.q_taken) || !std::isfinite(s.q_greedy)) return false;
+  }
+  return true;
+}
+
+std::vector<double> R2d2Trainer::acting_priorities(const std::vector<const std::vector<ActingStep>*>& sequences) const {
+  const int64_t L = config_.burn_in + config_.trace;
+  const int64_t T = config_.trace;
+  const int64_t B = static_cast<int64_t>(sequences.size());
+  if (B == 0) return {};
+  // The trace's steps, [T, B] each, in float as the learner's own targets are.
+  torch::Tensor rewards = torch::empty({T, B}, torch::kFloat32);
+  torch::Tensor terminated = torch::empty({T, B}, torch::kFloat32);
+  torch::Tensor truncated = torch::empty({T, B}, torch::kFloat32);
+  torch::Tensor valid = torch::empty({T, B}, torch::kFloat32);
+  torch::Tensor q_taken = torch::empty({T, B}, torch::kFloat32);
+  torch::Tensor q_greedy = torch::empty({T, B}, torch::kFloat32);
+  auto r = rewards.accessor<float, 2>();
+  auto te = terminated.accessor<float, 2>();
+  auto tr = truncated.accessor<float, 2>();
+  auto v = valid.accessor<float, 2>();
+  auto qt = q_taken.accessor<float, 2>();
+  auto qg = q_greedy.accessor<float, 2>();
+  for (int64_t b = 0; b < B; ++b) {
+    const std::vector<ActingStep>& steps = *sequences[static_cast<size_t>(b)];
+    if (static_cast<int64_t>(steps.size()) != L) {
+      throw std::invalid_argument("R2d2Trainer::acting_priorities: sequence " + std::to_string(b) + " has " +
+                                  std::to_string(steps.size()) + " steps, not burn_in + trace = " +
+                                  std::to_string(L));
+    }
+    for (int64_t t = 0; t < T; ++t) {
+      const ActingStep& s = steps[static_cast<size_t>(config_.burn_in + t)];
+      r[t][b] = s.reward;
+      te[t][b] = s.terminated;
+      tr[t][b] = s.truncated;
+      v[t][b] = s.valid;
+      qt[t][b] = s.q_taken;
+      qg[t][b] = s.q_greedy;
+    }
+  }
+  const NStepTargets targets = n_step_targets({rewards, terminated, truncated, valid, q_greedy}, config_.n_step);
+  const TdInput td{targets.targets, q_taken, targets.mask, /*burn_in=*/0};
+  const torch::Tensor p = sequence_priorities(td, config_.eta).to(torch::kFloat64).contiguous();
+  return std::vector<double>(p.data_ptr<double>(), p.data_ptr<double>() + p.numel());
+}
+
 std::vector<double> R2d2Trainer::priorities(const SequenceBatch& batch) {
   torch::NoGradGuard no_grad;
   Forward f = forward(batch);

@@ -31,7 +31,12 @@
 // off the forward and backward passes.
 //
 // priorities(batch) runs steps 1 to 3 and the priorities without gradient:
-// new sequences are inserted with them (as the paper does).
+// the learner's nets' priorities for new sequences (r2d2.insert_priorities =
+// "learner"). acting_priorities() computes them instead from the Q-values the
+// acting net gave at each step (the default, "acting": R2D2's and Ape-X's
+// actors compute a new sequence's priority, with their own copy of the net):
+// bootstrap_q_s = max_a Q_act(x_s, a), q_taken_t = Q_act(x_t, a_t), the same
+// n-step targets and priorities over the trace, and no forward pass at all.
 //
 // Errors: a batch without a needed column or of the wrong length is
 // std::invalid_argument naming it. A non-finite gradient norm makes learn()
@@ -43,6 +48,7 @@
 #include <cstdint>
 #include <memory>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include <torch/torch.h>
@@ -71,6 +77,21 @@ void validate(const R2d2TrainerConfig& config);
 std::vector<ColumnSpec> r2d2_step_columns(const envs::EnvSpec& env);
 // "h" and "c" of size `lstm`; none when lstm == 0.
 std::vector<ColumnSpec> r2d2_start_columns(int64_t lstm);
+
+// What the acting net gave at one recorded step and what its action produced:
+// the inputs of acting_priorities(). Q-values are h-space, as the net outputs
+// them; NaN where no net acted (a warm start's logged steps).
+struct ActingStep {
+  float q_taken = std::numeric_limits<float>::quiet_NaN();   // Q_act(x_t, a_t)
+  float q_greedy = std::numeric_limits<float>::quiet_NaN();  // max_a Q_act(x_t, a)
+  float reward = 0;
+  uint8_t terminated = 0;
+  uint8_t truncated = 0;
+  uint8_t valid = 0;
+};
+
+// True when every step of `steps` has finite Q-values.
+bool has_acting_values(const std::vector<ActingStep>& steps);
 
 struct R2d2StepStats {
   double loss = 0;
@@ -104,6 +125,10 @@ class R2d2Trainer {
 
   // Priorities of sequences not trained on yet, one per sequence, no gradient.
   std::vector<double> priorities(const SequenceBatch& batch);
+  // The same from the acting net's values: one vector of burn_in + trace
+  // steps per sequence, oldest first. Throws std::invalid_argument for a
+  // sequence of another length.
+  std::vector<double> acting_priorities(const std::vector<const std::vector<ActingStep>*>& sequences) const;
 
   // Replaces the step count (a resumed run) so the target period keeps its phase.
   void set_steps(int64_t steps) { steps_ = steps; }

@@ -90,13 +90,26 @@ void SequenceRecorder::complete_step(int slot_id, Slot& s, float reward, uint8_t
   s.rows.reward[s.row] = r;
   s.rows.terminated[s.row] = terminated ? 1 : 0;
   s.rows.truncated[s.row] = truncated ? 1 : 0;
+  ActingStep& acting = s.latest();
+  acting.reward = r;
+  acting.terminated = terminated ? 1 : 0;
+  acting.truncated = truncated ? 1 : 0;
+  s.steps_written += 1;
   stats_.steps += 1;
   if (++s.row < block_length_) return;
   s.row = 0;
   const BlockRef block = replay_.add_block(s.steps, s.starts);
   stats_.blocks += 1;
   if (std::optional<std::vector<BlockRef>> sequence = s.assembler.push(block)) {
-    sequences_.push_back(std::move(*sequence));
+    // Its steps are the slot's last sequence_length recorded ones: the
+    // assembler starts over whenever forget() drops steps.
+    RecordedSequence out{std::move(*sequence), {}};
+    const int64_t n = static_cast<int64_t>(s.acting.size());
+    out.steps.reserve(s.acting.size());
+    for (int64_t k = s.steps_written - n; k < s.steps_written; ++k) {
+      out.steps.push_back(s.acting[static_cast<size_t>(k % n)]);
+    }
+    sequences_.push_back(std::move(out));
     stats_.sequences += 1;
   }
 }
@@ -138,15 +151,20 @@ void SequenceRecorder::observe(int slot, const uint8_t* obs, float reward, uint8
   s.rows.reset[s.row] = s.reset ? 1 : 0;
   s.rows.prev_action[s.row] = s.prev_action;
   s.rows.prev_reward[s.row] = s.prev_reward;
+  s.latest().valid = s.pending_valid ? 1 : 0;
 }
 
-void SequenceRecorder::act(int slot, int64_t action, const float* h, const float* c) {
+void SequenceRecorder::act(int slot, int64_t action, const float* h, const float* c, float q_taken,
+                           float q_greedy) {
   Slot& s = slot_at(slot, "act");
   if (!s.awaiting_action) {
     throw std::logic_error("SequenceRecorder::act: slot " + std::to_string(slot) + " has no observation to act on");
   }
   if (s.recorded) {
     s.rows.action[s.row] = action;
+    ActingStep& acting = s.latest();
+    acting.q_taken = q_taken;
+    acting.q_greedy = q_greedy;
     if (s.row == 0 && lstm_ > 0) {
       std::memcpy(s.rows.h, h, static_cast<size_t>(lstm_) * sizeof(float));
       std::memcpy(s.rows.c, c, static_cast<size_t>(lstm_) * sizeof(float));
@@ -167,7 +185,7 @@ void SequenceRecorder::reset_slot(int slot) {
   s.seen = false;
 }
 
-void SequenceRecorder::take_sequences(std::vector<std::vector<BlockRef>>& out) {
+void SequenceRecorder::take_sequences(std::vector<RecordedSequence>& out) {
   for (auto& seq : sequences_) out.push_back(std::move(seq));
   sequences_.clear();
 }

@@ -5,7 +5,9 @@
 //
 // Per slot the inference thread calls, in turn,
 //   observe(slot, x_t, reward, flags)   reward/flags are what a_{t-1} produced
-//   act(slot, a_t, h, c)                h, c: the recurrent state the net read at x_t
+//   act(slot, a_t, h, c, q_taken, q_greedy)
+//                                       h, c: the recurrent state the net read at x_t;
+//                                       q_taken = Q(x_t, a_t), q_greedy = max_a Q(x_t, a)
 // and between the two asks prev_action(slot) / prev_reward(slot) / reset(slot)
 // for what the net is fed at x_t. Step t is written when x_{t+1} arrives
 // ("next step" autoreset, docs/architecture.md):
@@ -19,8 +21,10 @@
 // A block's start state is the (h, c) given to act() for its first step.
 //
 // The sequences come out through take_sequences() as block references, in the
-// order they completed; the caller computes their priorities and inserts them
-// (SequenceReplay::insert), right away, before the ring overwrites their blocks.
+// order they completed, each with its steps' ActingStep (the Q-values act()
+// was given and what the actions produced: engine/r2d2/r2d2_trainer.h); the
+// caller computes their priorities and inserts them (SequenceReplay::insert),
+// right away, before the ring overwrites their blocks.
 //
 // Errors: a slot out of range is std::invalid_argument; calls out of order
 // (observe twice without act, act before observe) are a caller bug:
@@ -39,9 +43,15 @@
 
 #include "engine/replay/sequence_replay.h"
 #include "engine/learner/unroll_store.h"
+#include "engine/r2d2/r2d2_trainer.h"
 #include "envs/spec.h"
 
 namespace moonseed::engine {
+
+struct RecordedSequence {
+  std::vector<BlockRef> blocks;
+  std::vector<ActingStep> steps;  // one per step of the sequence, oldest first
+};
 
 struct SequenceRecorderStats {
   int64_t steps = 0;                 // written into blocks
@@ -58,7 +68,8 @@ class SequenceRecorder {
 
   void observe(int slot, const uint8_t* obs, float reward, uint8_t flags);
   // h and c: `lstm` floats each (ignored when lstm == 0; may be null then).
-  void act(int slot, int64_t action, const float* h, const float* c);
+  // q_taken, q_greedy: the acting net's values (NaN when no net acted).
+  void act(int slot, int64_t action, const float* h, const float* c, float q_taken, float q_greedy);
 
   // What the net is fed at the slot's latest observation.
   int64_t prev_action(int slot) const;
@@ -73,7 +84,7 @@ class SequenceRecorder {
   void set_recorded(int slot, bool recorded);
 
   // Moves the sequences completed since the last call to the end of `out`.
-  void take_sequences(std::vector<std::vector<BlockRef>>& out);
+  void take_sequences(std::vector<RecordedSequence>& out);
   // Moves the episodes finished since the last call to the end of `out`.
   void take_finished_episodes(std::vector<EpisodeResult>& out);
 
@@ -114,7 +125,13 @@ class SequenceRecorder {
     double episode_return = 0;
     int64_t episode_length = 0;
     SequenceAssembler assembler;
-    explicit Slot(const SequenceReplayConfig& config) : assembler(config) {}
+    // The acting values of the last sequence_length recorded steps: step k of
+    // the stream at k % sequence_length; the latest step is at `steps_written`.
+    std::vector<ActingStep> acting;
+    int64_t steps_written = 0;  // steps completed since construction
+    explicit Slot(const SequenceReplayConfig& config)
+        : assembler(config), acting(static_cast<size_t>(config.sequence_length)) {}
+    ActingStep& latest() { return acting[static_cast<size_t>(steps_written % static_cast<int64_t>(acting.size()))]; }
   };
 
   Slot& slot_at(int slot, const char* what);
@@ -128,7 +145,7 @@ class SequenceRecorder {
   int64_t block_length_;
   int64_t obs_bytes_;
   std::vector<Slot> slots_;
-  std::vector<std::vector<BlockRef>> sequences_;
+  std::vector<RecordedSequence> sequences_;
   std::vector<EpisodeResult> finished_;
   SequenceRecorderStats stats_;
 };

@@ -44,6 +44,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.r2d2.capacity = 777;
   c.r2d2.min_fill = 33;
   c.r2d2.samples_per_insert = 2.5;
+  c.r2d2.insert_priorities = "learner";
   c.r2d2.priority_exponent = 0.7;
   c.r2d2.importance_exponent = 0.45;
   c.r2d2.epsilon_base = 0.3;

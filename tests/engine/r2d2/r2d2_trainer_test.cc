@@ -248,6 +248,65 @@ TEST(R2d2Trainer, LearnReturnsThePrioritiesOfTheNetBeforeItsStepAndWeightsScaleT
   EXPECT_NEAR(s.trainer->learn(b, nullptr).loss, 0.5 * loss, 1e-6 * (1 + loss));
 }
 
+// While the target net equals the online net (before its first copy period),
+// the double-Q bootstrap Q_target(x, argmax Q_online(x)) is max_a Q_online(x, a),
+// and burn-in from the stored state gives the state acting had. So priorities
+// from the values an acting net gave each step equal the learner's own, across
+// episode ends (terminated, truncated, a final observation) inside the trace.
+TEST(R2d2Trainer, ActingPrioritiesEqualTheLearnersWhileBothNetsAreTheSame) {
+  R2d2TrainerConfig config = small_config(3, 6);
+  Rig s(config, /*lstm=*/4);
+  const int64_t L = 9;
+  const int64_t B = 5;
+  SequenceBatch b = batch_of(L, B, 3, 2, 4);
+  b.steps["terminated"][4][1] = 1;
+  b.steps["valid"][5][1] = 0;
+  b.steps["reset"][6][1] = 1;
+  b.steps["truncated"][6][2] = 1;
+  b.steps["valid"][7][2] = 0;
+  b.steps["reset"][8][2] = 1;
+  b.steps["terminated"][8][3] = 1;  // the last step: no target reaches past it
+  const std::vector<double> learner = s.trainer->priorities(b);
+
+  torch::NoGradGuard no_grad;
+  models::QNetImpl::State start;
+  start.h = b.starts.at("h");
+  start.c = b.starts.at("c");
+  const torch::Tensor q = s.trainer->online()->unroll(b.steps.at("obs"), b.steps.at("prev_action"),
+                                                      b.steps.at("prev_reward"),
+                                                      b.steps.at("reset").to(torch::kFloat32), start).first;
+  std::vector<std::vector<ActingStep>> sequences(static_cast<size_t>(B));
+  for (int64_t i = 0; i < B; ++i) {
+    for (int64_t t = 0; t < L; ++t) {
+      ActingStep step;
+      const int64_t a = b.steps.at("action")[t][i].item<int64_t>();
+      step.q_taken = q[t][i][a].item<float>();
+      step.q_greedy = q[t][i].max().item<float>();
+      step.reward = b.steps.at("reward")[t][i].item<float>();
+      step.terminated = b.steps.at("terminated")[t][i].item<uint8_t>();
+      step.truncated = b.steps.at("truncated")[t][i].item<uint8_t>();
+      step.valid = b.steps.at("valid")[t][i].item<uint8_t>();
+      sequences[static_cast<size_t>(i)].push_back(step);
+    }
+    EXPECT_TRUE(has_acting_values(sequences[static_cast<size_t>(i)]));
+  }
+  std::vector<const std::vector<ActingStep>*> refs;
+  for (const auto& seq : sequences) refs.push_back(&seq);
+  const std::vector<double> acting = s.trainer->acting_priorities(refs);
+  ASSERT_EQ(acting.size(), learner.size());
+  for (size_t i = 0; i < acting.size(); ++i) {
+    EXPECT_GT(learner[i], 0) << i;
+    EXPECT_NEAR(acting[i], learner[i], 1e-5 * (1 + learner[i])) << i;
+  }
+
+  // A step no net acted on, and a sequence of the wrong length, are told apart.
+  sequences[0][2].q_taken = std::nanf("");
+  EXPECT_FALSE(has_acting_values(sequences[0]));
+  sequences[1].pop_back();
+  EXPECT_EQ(error_text([&] { s.trainer->acting_priorities(refs); }),
+            "R2d2Trainer::acting_priorities: sequence 1 has 8 steps, not burn_in + trace = 9");
+}
+
 TEST(R2d2Trainer, ANonFiniteGradientIsSkippedAndTheWeightsStayAsTheyWere) {
   Rig s(small_config(0, 4), /*lstm=*/0);
   SequenceBatch b = batch_of(4, 2, 3, 2, 0);

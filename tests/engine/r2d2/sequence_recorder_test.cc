@@ -40,16 +40,22 @@ struct Rig {
     replay = std::make_unique<SequenceReplay>(c, r2d2_step_columns(env_spec()), r2d2_start_columns(kLstm));
     recorder = std::make_unique<SequenceRecorder>(slots, env_spec(), kLstm, *replay);
   }
-  // Observes x = `x` in `slot`, then acts 10 + x with state h = {x, x}, c = {-x, -x}.
+  // Observes x = `x` in `slot`, then acts 10 + x with state h = {x, x}, c = {-x, -x},
+  // and Q-values q_taken = 100 + x, q_greedy = 200 + x.
   void step(int slot, float x, float reward, uint8_t flags = 0) {
     recorder->observe(slot, reinterpret_cast<const uint8_t*>(&x), reward, flags);
     const float h[kLstm] = {x, x};
     const float c[kLstm] = {-x, -x};
-    recorder->act(slot, 10 + static_cast<int64_t>(x), h, c);
+    recorder->act(slot, 10 + static_cast<int64_t>(x), h, c, 100 + x, 200 + x);
+  }
+  std::vector<RecordedSequence> recorded() {
+    std::vector<RecordedSequence> out;
+    recorder->take_sequences(out);
+    return out;
   }
   std::vector<std::vector<BlockRef>> sequences() {
     std::vector<std::vector<BlockRef>> out;
-    recorder->take_sequences(out);
+    for (RecordedSequence& seq : recorded()) out.push_back(std::move(seq.blocks));
     return out;
   }
   std::unique_ptr<SequenceReplay> replay;
@@ -158,6 +164,47 @@ TEST(SequenceRecorder, ARestartMidEpisodeDropsThePartialSequenceSoNoneStraddlesT
   EXPECT_TRUE(episodes.empty());
 }
 
+// The acting values that come with a sequence describe its own steps: the
+// Q-values act() was given, and the rewards, episode ends and validity the
+// replay stored, across an episode end and after a restart mid-episode.
+TEST(SequenceRecorder, ASequenceCarriesTheActingValuesOfItsOwnSteps) {
+  Rig rig;
+  rig.step(0, 0, 0, envs::kFirst);
+  rig.step(0, 1, 1);
+  rig.step(0, 2, 2, envs::kTerminated);  // x_2 is final
+  rig.step(0, 3, 0, envs::kFirst);
+  rig.step(0, 4, 7);
+  rig.step(0, 5, 0);
+  rig.step(0, 50, 0, envs::kFirst);  // restarted mid-episode: steps 4, 5 dropped
+  for (int t = 51; t <= 54; ++t) rig.step(0, static_cast<float>(t), 0.25f);
+  std::vector<RecordedSequence> seqs = rig.recorded();
+  ASSERT_EQ(seqs.size(), 2u);  // steps 0..3, then 50..53
+  for (const RecordedSequence& seq : seqs) {
+    const SequenceBatch b = rig.replay->gather({seq.blocks});
+    ASSERT_EQ(seq.steps.size(), 4u);
+    std::vector<double> q_taken, q_greedy, reward, terminated, truncated, valid;
+    for (const ActingStep& s : seq.steps) {
+      q_taken.push_back(s.q_taken);
+      q_greedy.push_back(s.q_greedy);
+      reward.push_back(s.reward);
+      terminated.push_back(s.terminated);
+      truncated.push_back(s.truncated);
+      valid.push_back(s.valid);
+    }
+    std::vector<double> obs = values(b.steps.at("obs"));
+    for (double& x : obs) x += 100;
+    EXPECT_EQ(q_taken, obs);
+    for (double& x : obs) x += 100;
+    EXPECT_EQ(q_greedy, obs);
+    EXPECT_EQ(reward, values(b.steps.at("reward")));
+    EXPECT_EQ(terminated, values(b.steps.at("terminated")));
+    EXPECT_EQ(truncated, values(b.steps.at("truncated")));
+    EXPECT_EQ(valid, values(b.steps.at("valid")));
+  }
+  EXPECT_EQ(values(rig.replay->gather({seqs[0].blocks}).steps.at("valid")), (std::vector<double>{1, 1, 0, 1}));
+  EXPECT_EQ(values(rig.replay->gather({seqs[1].blocks}).steps.at("obs")), (std::vector<double>{50, 51, 52, 53}));
+}
+
 TEST(SequenceRecorder, SlotsAreIndependentStreamsAndResetSlotForgetsOne) {
   Rig rig;
   for (int t = 0; t < 3; ++t) {
@@ -183,7 +230,7 @@ TEST(SequenceRecorder, CallsOutOfOrderAndBadSlotsAreErrorsThatSaySo) {
   Rig rig;
   const float x = 0;
   const auto* obs = reinterpret_cast<const uint8_t*>(&x);
-  EXPECT_EQ(error_text([&] { rig.recorder->act(0, 1, nullptr, nullptr); }),
+  EXPECT_EQ(error_text([&] { rig.recorder->act(0, 1, nullptr, nullptr, 0, 0); }),
             "SequenceRecorder::act: slot 0 has no observation to act on");
   rig.recorder->observe(0, obs, 0, envs::kFirst);
   EXPECT_EQ(error_text([&] { rig.recorder->observe(0, obs, 0, 0); }),
