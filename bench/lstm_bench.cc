@@ -28,6 +28,7 @@
 #include "base/heap.h"
 #include "bench/bench_util.h"
 #include "envs/env.h"
+#include "models/device.h"
 #include "models/sequence_lstm.h"
 #include "tests/engine/r2d2/r2d2_local_run.h"
 
@@ -282,8 +283,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: lstm_bench [SECONDS_PER_SLICE > 0] [all|kernels|learner]\n");
     return 2;
   }
-  at::set_num_threads(1);
-  base::keep_freed_memory();  // as moonseed-engine does: both sides keep their freed memory
+  // As moonseed-engine's threads do, for both sides: one intra-op thread,
+  // denormals flushed, freed memory kept.
+  models::prepare_math_thread(1);
+  base::keep_freed_memory();
   if (part != "learner") std::printf("lstm_sequence kernels (speed-up against the stepwise LSTMCell loop):\n");
   for (const Recipe& r : recipes()) {
     if (part == "learner") break;

@@ -5,10 +5,13 @@ and against wall-clock minutes, plus a Markdown table of the results (docs/envs-
 
     /usr/bin/python3 bench/minatar_curves.py [--games Breakout,SpaceInvaders] [--seeds 1,2,3]
         [--frames 5000000] [--example examples/minatar_vtrace.lua] [--out docs/img]
-        [--moonseed build/moonseed] [--runs /tmp/minatar-curves]
+        [--moonseed build/moonseed] [--runs /tmp/minatar-curves] [--metric return_mean]
 
 Wall-clock time is the run's `time_s` (from the start of `moonseed run`, actors' start-up
-included); the return is `return_mean` (the env's own return, mean of the last 100 episodes).
+included); the return is `return_mean` (the env's own return, mean of the last 100 episodes), or
+with `--metric eval_return_mean` that of the evaluation envs (R2D2's training envs explore with
+epsilons up to 0.4, so their return understates the policy; its recipes keep 2 envs per actor
+evaluating at epsilon 1e-3).
 Needs only Debian's python3 (no numpy, no matplotlib).
 """
 import argparse
@@ -30,7 +33,7 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
 def run_one(args, game, seed):
     runs_dir = os.path.join(args.runs, "%s-seed%d" % (game, seed))
     if args.reuse and os.path.isdir(runs_dir):
-        return read_rows(runs_dir)
+        return read_rows(runs_dir, args.metric)
     os.makedirs(runs_dir, exist_ok=True)
     command = [args.moonseed, "run", args.example, "env.id=MinAtar/%s-v1" % game, "seed=%d" % seed,
                "stop.frames=%d" % args.frames, "log.interval_s=10", "runs_dir=" + runs_dir]
@@ -40,22 +43,22 @@ def run_one(args, game, seed):
         code = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT)
     if code != 0:
         raise SystemExit("%s seed %d: moonseed run exited %d (see %s/output.txt)" % (game, seed, code, runs_dir))
-    rows = read_rows(runs_dir)
+    rows = read_rows(runs_dir, args.metric)
     print("  %s seed %d: %.0f s, final return %.2f" % (game, seed, time.time() - started,
                                                           rows[-1][2] if rows else float("nan")),
           flush=True)
     return rows
 
 
-def read_rows(runs_dir):
-    """(frames, time_s, return_mean) of each metrics row of the run under `runs_dir`."""
+def read_rows(runs_dir, metric):
+    """(frames, time_s, the metric) of each metrics row of the run under `runs_dir` that has it."""
     run_dir = [d for d in os.listdir(runs_dir) if os.path.isdir(os.path.join(runs_dir, d))][0]
     rows = []
     with open(os.path.join(runs_dir, run_dir, "metrics.jsonl")) as f:
         for line in f:
             row = json.loads(line)
-            if row.get("return_mean") is not None and "frames" in row:
-                rows.append((row["frames"], row["time_s"], row["return_mean"]))
+            if row.get(metric) is not None and "frames" in row:
+                rows.append((row["frames"], row["time_s"], row[metric]))
     return rows
 
 
@@ -135,6 +138,8 @@ def main():
     parser.add_argument("--out", default="docs/img")
     parser.add_argument("--moonseed", default="build/moonseed")
     parser.add_argument("--runs", default="/tmp/minatar-curves")
+    parser.add_argument("--metric", default="return_mean", choices=["return_mean", "eval_return_mean"],
+                        help="the return drawn: the training envs' or the evaluation envs'")
     parser.add_argument("--reuse", action="store_true",
                         help="read runs already under --runs instead of running them again")
     args = parser.parse_args()

@@ -1,5 +1,6 @@
 #include "models/device.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace moonseed::models {
@@ -17,6 +18,11 @@ torch::Device choose_device(const std::string& want) {
     return torch::Device(torch::kCUDA);
   }
   throw std::invalid_argument("unknown device \"" + want + "\" (expected auto, cpu or cuda)");
+}
+
+bool prepare_math_thread(int intra_op_threads) {
+  at::set_num_threads(std::max(1, intra_op_threads));
+  return at::globalContext().setFlushDenormal(true);
 }
 
 }  // namespace moonseed::models

@@ -7,7 +7,7 @@
 namespace moonseed::engine {
 
 void Learner::Impl::inference_loop() {
-  at::set_num_threads(1);  // batches of tens of envs: more threads only add overhead
+  models::prepare_math_thread(1);  // batches of tens of envs: more threads only add overhead
   std::vector<StepRequest> requests;
   const int64_t obs_bytes = spec.observation.byte_size();
   const bool uint8_obs = spec.observation.dtype == envs::DType::kUInt8;
@@ -149,9 +149,9 @@ void Learner::Impl::count_episodes(const std::vector<EpisodeResult>& finished) {
 }
 
 void Learner::Impl::training_loop() {
-  // Intra-op thread counts belong to the thread that sets them (OpenMP), so
-  // each engine thread sets its own.
-  at::set_num_threads(std::max(1, cfg.learner.torch_threads));
+  // Intra-op thread counts and the denormal flush belong to the thread that
+  // sets them, so each engine thread sets its own.
+  models::prepare_math_thread(cfg.learner.torch_threads);
   if (sync != nullptr) {
     group_training_loop();
     return;

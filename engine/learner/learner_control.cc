@@ -176,7 +176,7 @@ WarmStartReport Learner::warm_start(const std::function<void(const WarmStartRepo
   Impl& m = *impl_;
   if (m.started) throw std::logic_error("Learner::warm_start must come before start()");
   LogUnrolls log(m.cfg.warm_start.log, m.spec, m.agent->unroll_length());
-  at::set_num_threads(std::max(1, m.cfg.learner.torch_threads));
+  models::prepare_math_thread(m.cfg.learner.torch_threads);
   return m.agent->warm_start(log, m.cfg, progress);
 }
 
