@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -43,8 +44,13 @@ TEST(R2d2Core, NothingIsLearnedBeforeTheMinimumFillAndCloseEndsEveryWait) {
   EXPECT_FALSE(core.train_step(std::chrono::hours(1)).has_value());
 }
 
-TEST(R2d2Core, CompletedSequencesAreInsertedWithPrioritiesByTheTrainingThread) {
+// Either way of giving new sequences their priorities: from the acting net's
+// Q-values (the default) or from the learner's nets.
+class R2d2CoreInsertion : public ::testing::TestWithParam<bool> {};
+
+TEST_P(R2d2CoreInsertion, CompletedSequencesAreInsertedWithPrioritiesByTheTrainingThread) {
   R2d2CoreConfig config = cartpole_config(8);
+  config.acting_priorities = GetParam();
   const envs::EnvSpec spec = envs::make_env("CartPole-v1")->spec();
   R2d2Core core(config, spec, 1, torch::kCPU);
   auto env = envs::make_env("CartPole-v1");
@@ -71,7 +77,18 @@ TEST(R2d2Core, CompletedSequencesAreInsertedWithPrioritiesByTheTrainingThread) {
   core.train_step(std::chrono::milliseconds(0));
   EXPECT_EQ(core.stats().sequences_inserted, 2);
   EXPECT_EQ(core.replay().size(), 2);
+  // Whatever gave them, the priorities are finite and positive: sampling works.
+  const SampledBatch sampled = core.replay().sample(2);
+  for (double p : sampled.probabilities) {
+    EXPECT_TRUE(std::isfinite(p));
+    EXPECT_GT(p, 0);
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(ActingOrLearner, R2d2CoreInsertion, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("Acting") : std::string("Learner");
+                         });
 
 TEST(R2d2Core, EvaluationSlotsActWithTheirOwnEpsilonAndFeedNoReplay) {
   R2d2CoreConfig config = cartpole_config(8);
