@@ -6,6 +6,7 @@
 // them; these episodes are played by the final weights alone, on fresh envs seeded as `moonseed
 // eval` seeds them: `moonseed eval RUN_DIR` of the final checkpoint plays the same envs again
 // (with sampled actions, not the same actions).
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -116,7 +117,15 @@ int Run::finish() {
     std::cerr << "moonseed: learner rank " << rank() << ": weights hash " << hash << " after "
               << final_stats.optimizer_steps << " optimizer steps\n";
   }
-  metrics_->append(stop_row);
+  // The stop row is the run's record of its end (the counters a resume and the
+  // curves go on from): a disk that is full right now gets half a minute to free
+  // up, unless a signal stopped the run (a user who wants out).
+  const auto patience = signaled_ ? std::chrono::seconds(0) : std::chrono::seconds(30);
+  const bool stop_row_written = metrics_->append_patiently(stop_row, patience, [] {
+    std::cerr << "moonseed: cannot write the stop row to metrics.jsonl (is the disk full?); trying again for up "
+                 "to 30 s\n";
+  });
+  if (!stop_row_written) std::cerr << "moonseed: the stop row was not written to metrics.jsonl\n";
   if (tensorboard_) tensorboard_->flush();
   print_summary(final_stats, elapsed);
   return code;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "base/log.h"
 #include "base/text.h"
@@ -82,7 +83,36 @@ void MetricsLog::cut_torn_last_line() {
 
 bool MetricsLog::append(const MetricsRow& row) {
   if (listener_) listener_(row);
+  const int error = write_line(row.to_json() + "\n");
+  if (error == 0) {
+    written();
+    return true;
+  }
+  dropped(error);
+  return false;
+}
+
+bool MetricsLog::append_patiently(const MetricsRow& row, std::chrono::milliseconds patience,
+                                  const std::function<void()>& waiting) {
+  if (listener_) listener_(row);
   const std::string line = row.to_json() + "\n";
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (bool told = false;; told = true) {
+    const int error = write_line(line);
+    if (error == 0) {
+      written();
+      return true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      dropped(error);
+      return false;
+    }
+    if (!told && waiting) waiting();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+int MetricsLog::write_line(const std::string& line) {
   // O_APPEND writes at the end; only this object writes the file, so the end
   // seen here is where the row starts.
   const off_t start = ::lseek(fd_, 0, SEEK_END);
@@ -99,24 +129,27 @@ bool MetricsLog::append(const MetricsRow& row) {
     }
     done += static_cast<size_t>(n);
   }
-  if (error == 0) {
-    if (dropped_ > 0) {
-      base::log_info(path_ + " is written again (" + std::to_string(dropped_) + " row(s) dropped)");
-      dropped_ = 0;
-    }
-    return true;
-  }
   // Part of a row: cut back to the row's start, so the file holds whole rows only.
-  if (done > 0 && (start < 0 || ::ftruncate(fd_, start) != 0)) {
+  if (error != 0 && done > 0 && (start < 0 || ::ftruncate(fd_, start) != 0)) {
     base::log_warning("cannot cut half a row off " + path_ + ": " + std::strerror(errno));
   }
+  return error;
+}
+
+void MetricsLog::written() {
+  if (dropped_ > 0) {
+    base::log_info(path_ + " is written again (" + std::to_string(dropped_) + " row(s) dropped)");
+    dropped_ = 0;
+  }
+}
+
+void MetricsLog::dropped(int error) {
   if (dropped_ == 0) {
     base::log_warning("cannot write " + path_ + ": " + std::strerror(error) +
                       "; metrics rows are dropped until it can be written; training goes on");
   }
   ++dropped_;
   ++dropped_total_;
-  return false;
 }
 
 }  // namespace moonseed::engine

@@ -12,6 +12,7 @@
 // Not thread-safe; the control thread owns it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -49,6 +50,12 @@ class MetricsLog {
   // one was short). Returns false when it cannot be written whole: the row is
   // dropped and the file keeps whole rows only.
   bool append(const MetricsRow& row);
+  // The same for a row that must not be lost to a passing outage (the run's
+  // stop row): when it cannot be written, calls `waiting` once and tries again
+  // every 100 ms for up to `patience`; only then is it dropped. Returns
+  // whether it was written.
+  bool append_patiently(const MetricsRow& row, std::chrono::milliseconds patience,
+                        const std::function<void()>& waiting);
 
   // Rows dropped since the file was opened.
   int64_t dropped_rows() const { return dropped_total_; }
@@ -59,6 +66,12 @@ class MetricsLog {
 
  private:
   void cut_torn_last_line();
+  // Writes `line` whole, or cuts what it wrote back off; 0 or the errno that stopped it.
+  int write_line(const std::string& line);
+  // After a row was written: the end of an outage is logged once.
+  void written();
+  // After a row was dropped for `error`: the start of an outage is logged once.
+  void dropped(int error);
 
   const std::string path_;
   int fd_ = -1;

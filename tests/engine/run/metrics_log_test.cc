@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -106,6 +108,35 @@ TEST_F(MetricsLogTest, AnOutageIsReportedOnceAndItsEndOnceWithTheRowsDropped) {
                     lines[1] == path_ + " is written again (5 row(s) dropped)";
     for (const std::string& line : lines) std::fprintf(stderr, "logged: %s\n", line.c_str());
     return ok ? 0 : 1;
+  });
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(read(path_), row_of(100).to_json() + "\n" + row_of(100).to_json() + "\n" + row_of(100).to_json() + "\n");
+}
+
+// The stop row waits out an outage that ends (here the limit lifts after 300 ms)
+// and is dropped, as any row, after an outage that outlasts its patience.
+TEST_F(MetricsLogTest, APatientRowWaitsForTheDiskAndIsDroppedOnlyAfterItsPatience) {
+  const int code = with_file_size_limit(250, [&] {
+    std::vector<std::string> lines;
+    base::set_log_sink([&](const base::LogLine& line) { lines.emplace_back(line.text); });
+    MetricsLog log(path_);
+    log.append(row_of(100));
+    log.append(row_of(100));
+    int waits = 0;
+    if (log.append_patiently(row_of(100), std::chrono::milliseconds(200), [&] { ++waits; })) return 1;
+    if (waits != 1 || log.dropped_rows() != 1 || lines.size() != 1) return 2;
+    std::thread lift([] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      lift_file_size_limit();
+    });
+    const bool written = log.append_patiently(row_of(100), std::chrono::seconds(60), [&] { ++waits; });
+    lift.join();
+    if (!written || waits != 2) return 3;
+    // The retries are not dropped rows: the outage's end counts the one row dropped.
+    if (log.dropped_rows() != 1 || lines.size() != 2 || lines[1] != path_ + " is written again (1 row(s) dropped)") {
+      return 4;
+    }
+    return 0;
   });
   EXPECT_EQ(code, 0);
   EXPECT_EQ(read(path_), row_of(100).to_json() + "\n" + row_of(100).to_json() + "\n" + row_of(100).to_json() + "\n");
