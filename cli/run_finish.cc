@@ -120,11 +120,12 @@ int Run::finish() {
   // The stop row is the run's record of its end (the counters a resume and the
   // curves go on from): a disk that is full right now gets half a minute to free
   // up, unless a signal stopped the run (a user who wants out).
-  const auto patience = signaled_ ? std::chrono::seconds(0) : std::chrono::seconds(30);
-  const bool stop_row_written = metrics_->append_patiently(stop_row, patience, [] {
-    std::cerr << "moonseed: cannot write the stop row to metrics.jsonl (is the disk full?); trying again for up "
-                 "to 30 s\n";
-  });
+  constexpr std::chrono::seconds kStopRowPatience(30);
+  const bool stop_row_written =
+      metrics_->append_patiently(stop_row, signaled_ ? std::chrono::seconds(0) : kStopRowPatience, [&] {
+        std::cerr << "moonseed: cannot write the stop row to metrics.jsonl (is the disk full?); trying again for up "
+                     "to " << kStopRowPatience.count() << " s\n";
+      });
   if (!stop_row_written) std::cerr << "moonseed: the stop row was not written to metrics.jsonl\n";
   if (tensorboard_) tensorboard_->flush();
   print_summary(final_stats, elapsed);

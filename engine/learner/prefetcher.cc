@@ -100,21 +100,13 @@ UnrollBatch collate_unrolls(const std::vector<UnrollPtr>& unrolls, const UnrollS
   batch.frames = frames;
   if (shape.state_size > 0) {
     const int64_t H = shape.state_size;
-    batch.start_h = torch::empty({B, H}, options(torch::kFloat32));
-    batch.start_c = torch::empty({B, H}, options(torch::kFloat32));
-    batch.start_prev_action = discrete ? torch::empty({B}, options(torch::kInt64))
-                                       : torch::empty({B, shape.action_dim}, options(torch::kFloat32));
-    batch.start_prev_reward = torch::empty({B}, options(torch::kFloat32));
     // An unroll that carries no start (read back from an experience log, which keeps none)
-    // starts from a zero state with no previous action or reward.
-    batch.start_h.zero_();
-    batch.start_c.zero_();
-    if (discrete) {
-      batch.start_prev_action.fill_(-1);
-    } else {
-      batch.start_prev_action.zero_();
-    }
-    batch.start_prev_reward.zero_();
+    // starts from a zero state with no previous action (-1, or zeros) or reward.
+    batch.start_h = torch::zeros({B, H}, options(torch::kFloat32));
+    batch.start_c = torch::zeros({B, H}, options(torch::kFloat32));
+    batch.start_prev_action = discrete ? torch::full({B}, -1, options(torch::kInt64))
+                                       : torch::zeros({B, shape.action_dim}, options(torch::kFloat32));
+    batch.start_prev_reward = torch::zeros({B}, options(torch::kFloat32));
     auto* prev = static_cast<uint8_t*>(batch.start_prev_action.data_ptr());
     for (int64_t b = 0; b < B; ++b) {
       const Unroll& u = *unrolls[static_cast<size_t>(b)];

@@ -120,13 +120,12 @@ torch::Tensor R2d2Core::act(const std::vector<int64_t>& slots, const torch::Tens
   const float* h = lstm > 0 ? d.h.data_ptr<float>() : nullptr;
   const float* c = lstm > 0 ? d.c.data_ptr<float>() : nullptr;
   const int64_t* a = d.actions.data_ptr<int64_t>();
-  const torch::Tensor q = d.q.to(torch::kFloat32).contiguous();
-  const torch::Tensor q_greedy = std::get<0>(q.max(1)).contiguous();
-  const float* qv = q.data_ptr<float>();
+  const torch::Tensor q = d.q.contiguous();  // [n, A] CPU float
   const int64_t num_actions = q.size(1);
   for (int64_t i = 0; i < n; ++i) {
+    const float* row = q.data_ptr<float>() + i * num_actions;
     recorder_.act(static_cast<int>(slots[static_cast<size_t>(i)]), a[i], h ? h + i * lstm : nullptr,
-                  c ? c + i * lstm : nullptr, qv[i * num_actions + a[i]], q_greedy.data_ptr<float>()[i]);
+                  c ? c + i * lstm : nullptr, row[a[i]], *std::max_element(row, row + num_actions));
   }
   std::vector<RecordedSequence> completed;
   recorder_.take_sequences(completed);
@@ -206,28 +205,26 @@ void R2d2Core::insert_queued() {
   double network = 0;  // the nets' share of the insertion: priorities
   int64_t inserted = 0;
   int64_t rejected = 0;
-  // Sequences the acting net gave values to: priorities from those, and
-  // insert() itself refuses one whose blocks the ring overwrote meanwhile.
-  std::vector<RecordedSequence> from_learner;
-  if (config_.acting_priorities) {
-    std::vector<const RecordedSequence*> acted;
-    for (RecordedSequence& seq : batch) {
-      if (has_acting_values(seq.steps)) acted.push_back(&seq); else from_learner.push_back(std::move(seq));
-    }
-    std::vector<const std::vector<ActingStep>*> steps;
-    steps.reserve(acted.size());
-    for (const RecordedSequence* seq : acted) steps.push_back(&seq->steps);
+  // First the sequences the acting net gave values to, with priorities from
+  // those (insert() itself refuses one whose blocks the ring overwrote
+  // meanwhile); the rest, from `learned` on, get the learner's nets' priorities.
+  const auto learned = config_.acting_priorities
+                           ? std::stable_partition(batch.begin(), batch.end(),
+                                                   [](const RecordedSequence& s) { return has_acting_values(s.steps); })
+                           : batch.begin();
+  std::vector<const std::vector<ActingStep>*> steps;
+  for (auto it = batch.begin(); it != learned; ++it) steps.push_back(&it->steps);
+  if (!steps.empty()) {
     const std::vector<double> priorities = timed(network, [&] { return trainer_->acting_priorities(steps); });
-    for (size_t i = 0; i < acted.size(); ++i) {
-      if (replay_->insert(acted[i]->blocks, priorities[i])) ++inserted; else ++rejected;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (replay_->insert(batch[i].blocks, priorities[i])) ++inserted; else ++rejected;
     }
-  } else {
-    from_learner = std::move(batch);
   }
-  for (size_t begin = 0; begin < from_learner.size(); begin += static_cast<size_t>(config_.batch)) {
-    const size_t end = std::min(from_learner.size(), begin + static_cast<size_t>(config_.batch));
+  for (size_t begin = static_cast<size_t>(learned - batch.begin()); begin < batch.size();
+       begin += static_cast<size_t>(config_.batch)) {
+    const size_t end = std::min(batch.size(), begin + static_cast<size_t>(config_.batch));
     std::vector<std::vector<BlockRef>> chunk;
-    for (size_t i = begin; i < end; ++i) chunk.push_back(from_learner[i].blocks);
+    for (size_t i = begin; i < end; ++i) chunk.push_back(batch[i].blocks);
     // gather() refuses a sequence whose block the ring overwrote since it was
     // assembled; then gather one by one so only those are lost. Errors of the
     // nets are not caught here: they are bugs, not stale blocks.

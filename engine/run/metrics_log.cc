@@ -81,16 +81,7 @@ void MetricsLog::cut_torn_last_line() {
   }
 }
 
-bool MetricsLog::append(const MetricsRow& row) {
-  if (listener_) listener_(row);
-  const int error = write_line(row.to_json() + "\n");
-  if (error == 0) {
-    written();
-    return true;
-  }
-  dropped(error);
-  return false;
-}
+bool MetricsLog::append(const MetricsRow& row) { return append_patiently(row, std::chrono::milliseconds(0), {}); }
 
 bool MetricsLog::append_patiently(const MetricsRow& row, std::chrono::milliseconds patience,
                                   const std::function<void()>& waiting) {
@@ -100,11 +91,19 @@ bool MetricsLog::append_patiently(const MetricsRow& row, std::chrono::millisecon
   for (bool told = false;; told = true) {
     const int error = write_line(line);
     if (error == 0) {
-      written();
+      if (dropped_ > 0) {
+        base::log_info(path_ + " is written again (" + std::to_string(dropped_) + " row(s) dropped)");
+        dropped_ = 0;
+      }
       return true;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      dropped(error);
+      if (dropped_ == 0) {
+        base::log_warning("cannot write " + path_ + ": " + std::strerror(error) +
+                          "; metrics rows are dropped until it can be written; training goes on");
+      }
+      ++dropped_;
+      ++dropped_total_;
       return false;
     }
     if (!told && waiting) waiting();
@@ -134,22 +133,6 @@ int MetricsLog::write_line(const std::string& line) {
     base::log_warning("cannot cut half a row off " + path_ + ": " + std::strerror(errno));
   }
   return error;
-}
-
-void MetricsLog::written() {
-  if (dropped_ > 0) {
-    base::log_info(path_ + " is written again (" + std::to_string(dropped_) + " row(s) dropped)");
-    dropped_ = 0;
-  }
-}
-
-void MetricsLog::dropped(int error) {
-  if (dropped_ == 0) {
-    base::log_warning("cannot write " + path_ + ": " + std::strerror(error) +
-                      "; metrics rows are dropped until it can be written; training goes on");
-  }
-  ++dropped_;
-  ++dropped_total_;
 }
 
 }  // namespace moonseed::engine

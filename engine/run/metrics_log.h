@@ -68,10 +68,6 @@ class MetricsLog {
   void cut_torn_last_line();
   // Writes `line` whole, or cuts what it wrote back off; 0 or the errno that stopped it.
   int write_line(const std::string& line);
-  // After a row was written: the end of an outage is logged once.
-  void written();
-  // After a row was dropped for `error`: the start of an outage is logged once.
-  void dropped(int error);
 
   const std::string path_;
   int fd_ = -1;

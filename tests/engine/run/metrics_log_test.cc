@@ -42,6 +42,22 @@ MetricsRow row_of(size_t bytes) {
   return row;
 }
 
+// What base/log.h logs from now on goes into `lines`.
+void log_into(std::vector<std::string>& lines) {
+  base::set_log_sink([&lines](const base::LogLine& line) { lines.emplace_back(line.text); });
+}
+
+void append_rows_of_100(MetricsLog& log, int n) {
+  for (int i = 0; i < n; ++i) log.append(row_of(100));
+}
+
+// The file's text after `n` rows of 100 bytes.
+std::string lines_of_100(int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += row_of(100).to_json() + "\n";
+  return out;
+}
+
 // Runs `body` in a child process whose files may not grow past `limit` bytes;
 // returns its exit code (body's result). SIGXFSZ is ignored there, so a write
 // past the limit is short, or fails with EFBIG.
@@ -96,11 +112,10 @@ TEST_F(MetricsLogTest, ARowThatDoesNotFitIsCutBackSoTheFileHoldsOnlyWholeRows) {
 TEST_F(MetricsLogTest, AnOutageIsReportedOnceAndItsEndOnceWithTheRowsDropped) {
   const int code = with_file_size_limit(250, [&] {
     std::vector<std::string> lines;
-    base::set_log_sink([&](const base::LogLine& line) { lines.emplace_back(line.text); });
+    log_into(lines);
     MetricsLog log(path_);
-    log.append(row_of(100));
-    log.append(row_of(100));
-    for (int i = 0; i < 5; ++i) log.append(row_of(100));
+    append_rows_of_100(log, 2);  // 200 of the 250 bytes
+    append_rows_of_100(log, 5);
     lift_file_size_limit();
     log.append(row_of(100));
     const bool ok = lines.size() == 2 && lines[0].find("cannot write " + path_ + ": File too large") == 0 &&
@@ -110,7 +125,7 @@ TEST_F(MetricsLogTest, AnOutageIsReportedOnceAndItsEndOnceWithTheRowsDropped) {
     return ok ? 0 : 1;
   });
   EXPECT_EQ(code, 0);
-  EXPECT_EQ(read(path_), row_of(100).to_json() + "\n" + row_of(100).to_json() + "\n" + row_of(100).to_json() + "\n");
+  EXPECT_EQ(read(path_), lines_of_100(3));
 }
 
 // The stop row waits out an outage that ends (here the limit lifts after 300 ms)
@@ -118,10 +133,9 @@ TEST_F(MetricsLogTest, AnOutageIsReportedOnceAndItsEndOnceWithTheRowsDropped) {
 TEST_F(MetricsLogTest, APatientRowWaitsForTheDiskAndIsDroppedOnlyAfterItsPatience) {
   const int code = with_file_size_limit(250, [&] {
     std::vector<std::string> lines;
-    base::set_log_sink([&](const base::LogLine& line) { lines.emplace_back(line.text); });
+    log_into(lines);
     MetricsLog log(path_);
-    log.append(row_of(100));
-    log.append(row_of(100));
+    append_rows_of_100(log, 2);  // 200 of the 250 bytes
     int waits = 0;
     if (log.append_patiently(row_of(100), std::chrono::milliseconds(200), [&] { ++waits; })) return 1;
     if (waits != 1 || log.dropped_rows() != 1 || lines.size() != 1) return 2;
@@ -139,7 +153,7 @@ TEST_F(MetricsLogTest, APatientRowWaitsForTheDiskAndIsDroppedOnlyAfterItsPatienc
     return 0;
   });
   EXPECT_EQ(code, 0);
-  EXPECT_EQ(read(path_), row_of(100).to_json() + "\n" + row_of(100).to_json() + "\n" + row_of(100).to_json() + "\n");
+  EXPECT_EQ(read(path_), lines_of_100(3));
 }
 
 TEST_F(MetricsLogTest, ATornLastLineLeftByAnOlderBuildIsCutOffWhenTheFileIsOpened) {
