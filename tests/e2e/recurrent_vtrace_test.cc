@@ -5,7 +5,7 @@
 // seed each, on the best mean return of 100 episodes a run reaches: V-trace's return on
 // CartPoleNoVelocity swings (six runs of 1.5M frames two at a time, 2026-11-28: best 235-395,
 // last 134-281; the feed-forward net's best 45), and on CueRecall the recurrent agent reached 1.0
-// by 0.25M frames, the feed-forward one -0.12.
+// by 0.25M frames, the feed-forward one ends near -0.1 and peaks at 0.1-0.34.
 #include <algorithm>
 #include <fstream>
 #include <string>
@@ -63,7 +63,8 @@ TEST(RecurrentVtrace, RecallsACueThatTheFeedForwardNetCannotSee) {
   const double recurrent = best_return(kExample, cue, 400000, "moonseed-rvt-cue");
   const double feed_forward = best_return(feed_forward_example(dir), cue, 400000, "moonseed-rvt-cue-ff");
   EXPECT_GE(recurrent, 0.8) << "feed-forward: " << feed_forward;
-  EXPECT_LE(feed_forward, 0.3) << "recurrent: " << recurrent;
+  // The feed-forward net's best 100-episode mean: 0.10 to 0.34 in four runs (2026-11-28).
+  EXPECT_LE(feed_forward, 0.5) << "recurrent: " << recurrent;
 }
 
 TEST(RecurrentVtrace, ItsRunEvaluatesAndExports) {
