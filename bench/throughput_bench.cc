@@ -16,6 +16,7 @@
 #include "engine/config/experiment_config.h"
 #include "engine/learner/optimizer.h"
 #include "engine/learner/unroll_batch.h"
+#include "engine/vtrace/config/vtrace_config.h"
 #include "engine/vtrace/vtrace_loss.h"
 #include "envs/env.h"
 #include "models/policy_net.h"
@@ -51,7 +52,7 @@ double training_ceiling(const engine::ExperimentConfig& cfg, double seconds) {
   auto params = model->parameters();
   engine::UnrollBatch batch = synthetic_batch(cfg, spec);
   auto step = [&] {
-    auto loss = engine::vtrace_loss(model, batch, cfg.vtrace);
+    auto loss = engine::vtrace_loss(model, batch, cfg.section<engine::VTraceConfig>());
     optimizer->zero_grad();
     loss.total.backward();
     engine::clip_grad_norm(params, cfg.optimizer.max_grad_norm);

@@ -22,6 +22,8 @@
 #include "curves/metrics_row.h"
 #include "engine/group/c10d_group.h"
 #include "engine/learner/learner.h"
+#include "engine/r2d2/config/r2d2_config.h"
+#include "engine/vtrace/config/vtrace_config.h"
 #include "rpc/server.h"
 
 namespace moonseed::cli {
@@ -170,8 +172,8 @@ void Run::evaluate_final_policy() {
   }
   // As the run's evaluation envs act: V-trace's mode with vtrace.eval_greedy, else sampled;
   // R2D2 with r2d2.eval_epsilon.
-  const bool greedy = c.algo == "vtrace" && c.vtrace.eval_greedy;
-  final_eval_policy_ = c.algo == "r2d2" ? "epsilon " + base::number_text(c.r2d2.eval_epsilon)
+  const bool greedy = c.algo == "vtrace" && c.section<engine::VTraceConfig>().eval_greedy;
+  final_eval_policy_ = c.algo == "r2d2" ? "epsilon " + base::number_text(c.section<engine::R2d2Config>().eval_epsilon)
                                         : (greedy ? "greedy" : "sampled");
   try {
     // Episodes end as `moonseed eval`'s do: at the env's end or its time limit, else after 100k steps.

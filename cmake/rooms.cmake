@@ -130,6 +130,16 @@ endfunction()
 # Writes each room's allowed rooms (its own and every moonseed library it links,
 # transitively) to layering.txt and adds a build step that checks every
 # #include "room/..." of every room's files against it.
+# moonseed_config_section(<target> SOURCES <files...>): an algorithm's config section
+# (engine/config/section_registry.h) as a room of its own, linked whole into
+# moonseed_config (engine/CMakeLists.txt), so that every program with the config
+# has every section.
+function(moonseed_config_section target)
+  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+  moonseed_library(${target} SOURCES ${ARG_SOURCES} LINK moonseed_config_core)
+  set_property(GLOBAL APPEND PROPERTY MOONSEED_CONFIG_SECTIONS ${target})
+endfunction()
+
 function(moonseed_check_layering)
   get_property(libraries GLOBAL PROPERTY MOONSEED_LIBRARIES)
   set(table "")

@@ -4,6 +4,7 @@
 
 #include "base/text.h"
 #include "engine/config/schema.h"
+#include "engine/config/section_registry.h"
 #include "engine/config/values.h"
 
 namespace moonseed::engine {
@@ -57,23 +58,9 @@ void cross_field_problems(const ExperimentConfig& config, std::vector<ConfigProb
     report({"stop.eval_return_mean", "topology.eval_envs_per_actor"},
            "stop.eval_return_mean needs evaluation envs: set topology.eval_envs_per_actor >= 1");
   }
-  if (config.algo == "r2d2") {
-    const R2d2Config& r = config.r2d2;
-    if (r.period > r.burn_in + r.trace) {
-      report({"r2d2.period", "r2d2.trace", "r2d2.burn_in"},
-             "period (" + std::to_string(r.period) + ") exceeds burn_in + trace (" +
-                 std::to_string(r.burn_in + r.trace) + "): steps between sequences would never be trained on");
-    }
-    if (r.min_fill > r.capacity) {
-      report({"r2d2.min_fill", "r2d2.capacity"},
-             "min_fill (" + std::to_string(r.min_fill) + ") exceeds capacity (" + std::to_string(r.capacity) +
-                 "): training would never start");
-    }
-    if (r.batch > r.min_fill) {
-      report({"r2d2.batch", "r2d2.min_fill"},
-             "batch (" + std::to_string(r.batch) + ") exceeds min_fill (" + std::to_string(r.min_fill) +
-                 "): the first batch would repeat sequences; raise min_fill to at least batch");
-    }
+  // The algorithm's own rules (section_registry.h).
+  if (const SectionInfo* section = find_section(config.algo); section != nullptr && section->problems) {
+    section->problems(config, problems);
   }
 }
 

@@ -6,7 +6,8 @@
 // Checked here: each schema field's type, range, allowed values and rule
 // (engine/config/values.h check_value), then the rules between fields that
 // need nothing but the config: topology (groups <= envs, local actors <=
-// actors, evaluation envs), schedules over progress, and R2D2 sequences.
+// actors, evaluation envs), schedules over progress, and the algorithm section's own rules
+// (engine/config/section_registry.h: R2D2's sequences).
 // Rules that need an environment or a model (the env id exists and takes its
 // options, the layers fit the env) stay with the loader, which links both.
 //

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/config/schedule.h"
+#include "engine/config/sections.h"
 #include "envs/wrappers/wrapper_spec.h"
 #include "models/model_spec.h"
 
@@ -37,47 +38,6 @@ struct EnvConfig {
 // The env as lines about actors name it: "plugin /abs/libcatch.so (env Catch-v0)", "Python env
 // my_envs:make_maze (env Maze-v0)" or "env CartPole-v1" (engine/config/values.cc).
 std::string env_text(const EnvConfig& env);
-
-struct VTraceConfig {
-  double gamma = 0.99;
-  double lambda = 1.0;
-  double rho_clip = 1.0;
-  double pg_rho_clip = 1.0;
-  double c_clip = 1.0;
-  double baseline_cost = 0.5;
-  double entropy_cost = 2.5e-4;
-  // How evaluation envs (topology.eval_envs_per_actor) act: false samples from the policy, as
-  // training does; true takes its mode (argmax of the logits, the Gaussian's mean).
-  bool eval_greedy = false;
-};
-
-// R2D2 (algo = "r2d2"; REFERENCE.md "R2D2", docs/r2d2-design.md). The model is
-// the declared layer list; a final ms.nn.lstm(n) becomes the recurrent core.
-// Optimizer settings are the global `optimizer` section (R2D2 recipes set Adam
-// lr 1e-4, eps 1e-3), and optimizer.max_grad_norm clips the gradient.
-struct R2d2Config {
-  int burn_in = 40;                  // steps replayed without gradient before the trace
-  int trace = 80;                    // steps trained on per sequence
-  int period = 40;                   // steps between the starts of an env's sequences
-  int n_step = 5;
-  double gamma = 0.997;
-  double eta = 0.9;                  // priority = eta max |td| + (1 - eta) mean |td|
-  double rescale_eps = 1e-3;         // epsilon of the value rescaling h
-  int target_period = 2500;          // optimizer steps between target-network copies
-  int batch = 64;                    // sequences per training step
-  int64_t capacity = 10000;          // sequences the replay holds
-  int64_t min_fill = 500;            // sequences inserted before training starts
-  double samples_per_insert = 0;     // sampled / inserted sequences; 0 = no limit
-  std::string insert_priorities = "acting";  // "acting" | "learner": who gives new sequences their priority
-  double priority_exponent = 0.9;    // alpha
-  double importance_exponent = 0.6;  // beta
-  double epsilon_base = 0.4;         // Ape-X: env i of N explores with base^(1 + alpha i / (N - 1))
-  double epsilon_alpha = 7;
-  double eval_epsilon = 1e-3;        // Learner::evaluate (not greedy)
-  int head_hidden = 512;             // hidden units of each dueling stream; 0 = linear heads
-  bool dueling = true;
-  bool prev_action_reward = true;    // feed a_{t-1} (one-hot) and r_{t-1} to the core
-};
 
 struct OptimizerConfig {
   std::string kind = "adam";   // "adam" | "rmsprop"
@@ -214,8 +174,8 @@ struct ExperimentConfig {
   bool group_access = false;      // the run's files are the owner's only (umask 077), else group-readable (027)
   EnvConfig env;
   models::ModelSpec model;
-  VTraceConfig vtrace;
-  R2d2Config r2d2;
+  // The algorithms' sections (engine/config/sections.h): config.section<R2d2Config>().r2d2_field.
+  Sections sections;
   OptimizerConfig optimizer;
   TopologyConfig topology;
   InferenceConfig inference;
@@ -232,6 +192,15 @@ struct ExperimentConfig {
   // Not a schema field (no FieldType holds a function): engine/config/schema.h
   // lists it as kRewardShapingPath.
   RewardShapingConfig reward_shaping;
+
+  template <class S>
+  const S& section() const {
+    return sections.get<S>();
+  }
+  template <class S>
+  S& section() {
+    return sections.get<S>();
+  }
 };
 
 }  // namespace moonseed::engine

@@ -2,132 +2,56 @@
 
 #include <cctype>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 
 #include "base/constants.h"
 #include "base/text.h"
+#include "engine/config/schema_rows.h"
 #include "engine/config/schema_rules.h"
+#include "engine/config/section_registry.h"
 #include "engine/config/values.h"
 
 namespace moonseed::engine {
 namespace {
 
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using namespace schema_rows;  // NOLINT: the row helpers are this file's vocabulary
 using base::kMaxExactInteger;
 
-// The path string and the member expression come from one token sequence, so
-// a field's dotted path can never drift from the member it reads.
-#define MOONSEED_FIELD(member) #member, [](auto& c) -> auto& { return c.member; }
-
-FieldSchema base(const char* path, FieldType type, double min, double max, ReloadClass reload,
-                 const char* doc) {
-  FieldSchema f;
-  f.path = path;
-  f.type = type;
-  f.min = min;
-  f.max = max;
-  f.reload = reload;
-  f.doc = doc;
-  return f;
+// `algo`: one of the registered sections (section_registry.h), each named with what it is.
+FieldSchema algo_row() {
+  std::vector<std::string> names;
+  std::string doc = "training algorithm:";
+  for (const SectionInfo& section : registered_sections()) {
+    doc += std::string(names.empty() ? " " : ", ") + section.name + " (" + section.doc + ")";
+    names.push_back(section.name);
+  }
+  return string(MOONSEED_FIELD(algo), names, ReloadClass::kRestart, doc.c_str());
 }
 
-template <typename Access>
-FieldSchema number(const char* path, Access access, double min, double max, ReloadClass reload,
-                   const char* doc, bool min_exclusive = false) {
-  FieldSchema f = base(path, FieldType::kNumber, min, max, reload, doc);
-  f.min_exclusive = min_exclusive;
-  f.get = [access](const ExperimentConfig& c) { return FieldValue(static_cast<double>(access(c))); };
-  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<double>(v); };
-  f.number = [access](ExperimentConfig& c) -> double* { return &access(c); };
-  return f;
-}
+std::vector<FieldSchema> core_rows();
 
-template <typename Access>
-FieldSchema integer(const char* path, Access access, double min, double max, ReloadClass reload,
-                    const char* doc) {
-  FieldSchema f = base(path, FieldType::kInteger, min, max, reload, doc);
-  f.get = [access](const ExperimentConfig& c) { return FieldValue(static_cast<int64_t>(access(c))); };
-  f.set = [access](ExperimentConfig& c, const FieldValue& v) {
-    using Member = std::remove_reference_t<decltype(access(c))>;
-    access(c) = static_cast<Member>(std::get<int64_t>(v));
-  };
-  return f;
-}
-
-template <typename Access>
-FieldSchema string(const char* path, Access access, std::vector<std::string> allowed,
-                   ReloadClass reload, const char* doc) {
-  FieldSchema f = base(path, FieldType::kString, 0, 0, reload, doc);
-  f.allowed = std::move(allowed);
-  f.get = [access](const ExperimentConfig& c) { return FieldValue(access(c)); };
-  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<std::string>(v); };
-  return f;
-}
-
-template <typename Access>
-FieldSchema boolean(const char* path, Access access, ReloadClass reload, const char* doc) {
-  FieldSchema f = base(path, FieldType::kBool, 0, 0, reload, doc);
-  f.get = [access](const ExperimentConfig& c) { return FieldValue(static_cast<bool>(access(c))); };
-  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<bool>(v); };
-  return f;
-}
-
-template <typename Access>
-FieldSchema integer_list(const char* path, Access access, double min, double max,
-                         ReloadClass reload, const char* doc) {
-  FieldSchema f = base(path, FieldType::kIntegerList, min, max, reload, doc);
-  f.get = [access](const ExperimentConfig& c) {
-    return FieldValue(std::vector<int64_t>(access(c).begin(), access(c).end()));
-  };
-  f.set = [access](ExperimentConfig& c, const FieldValue& v) {
-    const auto& list = std::get<std::vector<int64_t>>(v);
-    access(c).assign(list.begin(), list.end());
-  };
-  return f;
-}
-
-template <typename Access>
-FieldSchema number_map(const char* path, Access access, ReloadClass reload, const char* doc) {
-  FieldSchema f = base(path, FieldType::kNumberMap, -kInf, kInf, reload, doc);
-  f.get = [access](const ExperimentConfig& c) { return FieldValue(NumberMap(access(c))); };
-  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<NumberMap>(v); };
-  return f;
-}
-
-template <typename Access>
-FieldSchema layer_list(const char* path, Access access, ReloadClass reload, const char* doc) {
-  FieldSchema f = base(path, FieldType::kLayerList, 0, 0, reload, doc);
-  f.get = [access](const ExperimentConfig& c) { return FieldValue(access(c)); };
-  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<LayerList>(v); };
-  return f;
-}
-
-template <typename Access>
-FieldSchema wrapper_list(const char* path, Access access, ReloadClass reload, const char* doc) {
-  FieldSchema f = base(path, FieldType::kWrapperList, 0, 0, reload, doc);
-  f.get = [access](const ExperimentConfig& c) { return FieldValue(access(c)); };
-  f.set = [access](ExperimentConfig& c, const FieldValue& v) { access(c) = std::get<WrapperList>(v); };
-  f.rule_doc = "kinds " + envs::wrapper_kind_names() + "; at most " + std::to_string(envs::kMaxWrappers);
-  f.rule = [](const FieldValue& v) { return envs::wrapper_list_problem(std::get<WrapperList>(v), ""); };
-  return f;
-}
-
-FieldSchema with_rule(FieldSchema f, std::string rule_doc,
-                      std::function<std::string(const FieldValue&)> rule) {
-  f.rule_doc = std::move(rule_doc);
-  f.rule = std::move(rule);
-  return f;
-}
-
+// The core rows, then each registered section's, in the order of their names.
 std::vector<FieldSchema> build_schema() {
-  constexpr ReloadClass kHot = ReloadClass::kHot;
-  constexpr ReloadClass kRestart = ReloadClass::kRestart;
+  freeze_sections();
+  std::vector<FieldSchema> schema = core_rows();
+  for (const SectionInfo& section : registered_sections()) {
+    for (FieldSchema& row : section.rows()) {
+      if (row.path.rfind(section.name + ".", 0) != 0) {
+        throw std::logic_error("config section '" + section.name + "' declares the field '" + row.path +
+                               "', outside its section");
+      }
+      schema.push_back(std::move(row));
+    }
+  }
+  return schema;
+}
+
+std::vector<FieldSchema> core_rows() {
   return {
       with_rule(string(MOONSEED_FIELD(name), {}, kRestart, "experiment name; prefix of the run directory"),
                 "letters, digits, `_`, `-`, `.`", directory_name_rule),
-      string(MOONSEED_FIELD(algo), {"vtrace", "r2d2"}, kRestart,
-             "training algorithm: vtrace (IMPALA, FIFO of unrolls) or r2d2 (recurrent Q, prioritized replay)"),
+      algo_row(),
       integer(MOONSEED_FIELD(seed), 0, kMaxExactInteger, kRestart,
               "seed of the learner and, offset per env, of the actors' envs"),
       with_rule(string(MOONSEED_FIELD(runs_dir), {}, kRestart, "directory under which run directories are created"),
@@ -170,50 +94,6 @@ std::vector<FieldSchema> build_schema() {
       boolean(MOONSEED_FIELD(model.shared_torso), kRestart, "policy and value heads share the hidden layers"),
       number(MOONSEED_FIELD(model.init_log_std), -20, 2, kRestart,
              "initial log standard deviation of Gaussian policies (box actions)"),
-
-      number(MOONSEED_FIELD(vtrace.gamma), 0, 1, kHot, "discount factor"),
-      number(MOONSEED_FIELD(vtrace.lambda), 0, 1, kHot, "trace coefficient: c_t = lambda * min(c_clip, rho_t)"),
-      number(MOONSEED_FIELD(vtrace.rho_clip), 0, kInf, kHot, "clip of rho in the TD error (rho bar)", true),
-      number(MOONSEED_FIELD(vtrace.pg_rho_clip), 0, kInf, kHot, "clip of rho in the policy-gradient advantage", true),
-      number(MOONSEED_FIELD(vtrace.c_clip), 0, kInf, kHot, "clip of rho in the trace coefficients (c bar)", true),
-      number(MOONSEED_FIELD(vtrace.baseline_cost), 0, kInf, kHot, "weight of the value loss"),
-      number(MOONSEED_FIELD(vtrace.entropy_cost), 0, kInf, kHot, "weight of the entropy bonus"),
-      boolean(MOONSEED_FIELD(vtrace.eval_greedy), kRestart,
-              "evaluation envs (topology.eval_envs_per_actor) take the policy's mode (argmax, the Gaussian's "
-              "mean); false = sample from it, as training does"),
-
-      integer(MOONSEED_FIELD(r2d2.burn_in), 0, 100000, kRestart,
-              "steps each replayed sequence runs without gradient to warm the LSTM state"),
-      integer(MOONSEED_FIELD(r2d2.trace), 2, 100000, kRestart, "steps of each sequence that are trained on"),
-      integer(MOONSEED_FIELD(r2d2.period), 1, 100000, kRestart,
-              "steps between the starts of an env's sequences (sequences overlap by burn_in + trace - period)"),
-      integer(MOONSEED_FIELD(r2d2.n_step), 1, 1000, kRestart, "steps of reward in each double-Q target"),
-      number(MOONSEED_FIELD(r2d2.gamma), 0, 1, kHot, "discount factor"),
-      number(MOONSEED_FIELD(r2d2.eta), 0, 1, kRestart, "sequence priority: eta max |td| + (1 - eta) mean |td|"),
-      number(MOONSEED_FIELD(r2d2.rescale_eps), 0, 1, kRestart, "epsilon of the value rescaling h", true),
-      integer(MOONSEED_FIELD(r2d2.target_period), 1, 1 << 30, kRestart,
-              "optimizer steps between copies of the online net into the target net"),
-      integer(MOONSEED_FIELD(r2d2.batch), 1, 65536, kRestart, "sequences per training step"),
-      integer(MOONSEED_FIELD(r2d2.capacity), 1, 1 << 26, kRestart, "sequences the replay holds"),
-      integer(MOONSEED_FIELD(r2d2.min_fill), 1, 1 << 26, kRestart, "sequences inserted before training starts"),
-      number(MOONSEED_FIELD(r2d2.samples_per_insert), 0, 1e6, kRestart,
-             "sequences sampled per sequence inserted, held by blocking the faster side; 0 = no limit"),
-      string(MOONSEED_FIELD(r2d2.insert_priorities), {"acting", "learner"}, kRestart,
-             "a new sequence's priority: from the Q-values the acting net gave its steps (acting), or from a "
-             "forward pass of the online and target nets when it is inserted (learner: costs a third of the "
-             "training thread)"),
-      number(MOONSEED_FIELD(r2d2.priority_exponent), 0, 10, kRestart, "alpha: sampling P(i) ~ p_i^alpha"),
-      number(MOONSEED_FIELD(r2d2.importance_exponent), 0, 10, kRestart,
-             "beta: importance weight (N P(i))^-beta, normalised by the max"),
-      number(MOONSEED_FIELD(r2d2.epsilon_base), 0, 1, kHot,
-             "Ape-X exploration: env i of N uses epsilon_base^(1 + epsilon_alpha i / (N - 1))"),
-      number(MOONSEED_FIELD(r2d2.epsilon_alpha), 0, 1000, kHot, "Ape-X exploration exponent spread"),
-      number(MOONSEED_FIELD(r2d2.eval_epsilon), 0, 1, kRestart, "epsilon of evaluation episodes"),
-      integer(MOONSEED_FIELD(r2d2.head_hidden), 0, 65536, kRestart,
-              "hidden units of each dueling stream (value, advantage); 0 = linear heads"),
-      boolean(MOONSEED_FIELD(r2d2.dueling), kRestart, "dueling heads (value + centred advantage); false = one Q head"),
-      boolean(MOONSEED_FIELD(r2d2.prev_action_reward), kRestart,
-              "feed the previous action (one-hot) and reward to the recurrent core"),
 
       string(MOONSEED_FIELD(optimizer.kind), {"adam", "rmsprop"}, kRestart, "optimizer"),
       number(MOONSEED_FIELD(optimizer.lr), 0, 1, kHot, "learning rate", true),
@@ -376,18 +256,13 @@ std::vector<FieldSchema> build_schema() {
 [[maybe_unused]] void schema_lists_every_member(ExperimentConfig& c) {
   // `schedules` is not a field: it belongs to the fields it schedules.
   // `reward_shaping` is kRewardShapingPath, handled by hand (schema.h).
-  [[maybe_unused]] auto& [name, algo, seed, runs_dir, group_access, env, model, vtrace, r2d2, optimizer, topology, inference,
+  // `sections` holds the algorithms' sections, whose rows their folders register (section_registry.h).
+  [[maybe_unused]] auto& [name, algo, seed, runs_dir, group_access, env, model, sections, optimizer, topology, inference,
                           learner, stop, log, checkpoint, record, warm_start, dashboard, schedules, reward_shaping] = c;
   [[maybe_unused]] auto& [dashboard_listen, dashboard_hosts] = c.dashboard;
   [[maybe_unused]] auto& [shaping_source, shaping_chunk_name, shaping_first_line] = c.reward_shaping;
   [[maybe_unused]] auto& [env_id, env_options, env_model, env_plugin, env_python, env_python_path, env_wrappers] = c.env;
   [[maybe_unused]] auto& [model_kind, hidden, activation, layers, shared_torso, init_log_std] = c.model;
-  [[maybe_unused]] auto& [gamma, lambda, rho_clip, pg_rho_clip, c_clip, baseline_cost, entropy_cost, eval_greedy] =
-      c.vtrace;
-  [[maybe_unused]] auto& [burn_in, trace, period, n_step, r2d2_gamma, eta, rescale_eps, target_period, r2d2_batch,
-                          capacity, min_fill, samples_per_insert, insert_priorities, priority_exponent, importance_exponent,
-                          epsilon_base, epsilon_alpha, eval_epsilon, head_hidden, dueling, prev_action_reward] =
-      c.r2d2;
   [[maybe_unused]] auto& [optimizer_kind, lr, eps, rmsprop_alpha, rmsprop_momentum, max_grad_norm,
                           lr_decay_frames] = c.optimizer;
   [[maybe_unused]] auto& [actors, envs_per_actor, groups_per_actor, eval_envs_per_actor, local_actors, transport,

@@ -16,6 +16,7 @@
 #include "engine/learner/weights_hash.h"
 #include "engine/learner/agent.h"
 #include "engine/learner/agent_registry.h"
+#include "engine/r2d2/config/r2d2_config.h"
 #include "engine/r2d2/r2d2_core.h"
 #include "models/q_net.h"
 
@@ -25,7 +26,7 @@ namespace {
 constexpr std::chrono::milliseconds kWaitSlice{100};  // how often a wait looks at close()
 
 R2d2CoreConfig core_config(const ExperimentConfig& config) {
-  const R2d2Config& r = config.r2d2;
+  const R2d2Config& r = config.section<R2d2Config>();
   R2d2CoreConfig c;
   c.trainer.burn_in = r.burn_in;
   c.trainer.trace = r.trace;
@@ -108,12 +109,12 @@ class R2d2Agent : public Agent {
       : device_(device),
         spec_(spec),
         eval_slot_(evaluation_slots(config)),
-        record_length_(config.r2d2.period),
-        eval_epsilon_(config.r2d2.eval_epsilon),
-        trace_(config.r2d2.trace),
-        batch_(config.r2d2.batch),
+        record_length_(config.section<R2d2Config>().period),
+        eval_epsilon_(config.section<R2d2Config>().eval_epsilon),
+        trace_(config.section<R2d2Config>().trace),
+        batch_(config.section<R2d2Config>().batch),
         core_(core_config(config), spec, config.topology.actors * config.topology.envs_per_actor, device),
-        exploration_{config.r2d2.epsilon_base, config.r2d2.epsilon_alpha} {}
+        exploration_{config.section<R2d2Config>().epsilon_base, config.section<R2d2Config>().epsilon_alpha} {}
 
   ~R2d2Agent() override { close(); }
 
@@ -166,14 +167,14 @@ class R2d2Agent : public Agent {
 
   TrainReport train(const ExperimentConfig& config, double lr, int64_t) override {
     core_.set_learning_rate(lr);
-    core_.set_hot(config.r2d2.gamma, config.optimizer.max_grad_norm);
+    core_.set_hot(config.section<R2d2Config>().gamma, config.optimizer.max_grad_norm);
     // Exploration is hot (a reload or a schedule): the inference thread takes
     // it at its next batch.
     {
       base::MutexLock lock(exploration_mu_);
-      if (exploration_[0] != config.r2d2.epsilon_base || exploration_[1] != config.r2d2.epsilon_alpha) {
-        exploration_[0] = config.r2d2.epsilon_base;
-        exploration_[1] = config.r2d2.epsilon_alpha;
+      if (exploration_[0] != config.section<R2d2Config>().epsilon_base || exploration_[1] != config.section<R2d2Config>().epsilon_alpha) {
+        exploration_[0] = config.section<R2d2Config>().epsilon_base;
+        exploration_[1] = config.section<R2d2Config>().epsilon_alpha;
         exploration_changed_.store(true);
       }
     }
@@ -182,7 +183,7 @@ class R2d2Agent : public Agent {
     report.grad_norm = step.grad_norm;
     if (step.skipped) return report;
     report.applied = true;
-    report.frames = static_cast<int64_t>(config.r2d2.batch) * trace_;
+    report.frames = static_cast<int64_t>(config.section<R2d2Config>().batch) * trace_;
     report.loss_total = step.loss;
     report.metrics = {{"mean_q", step.mean_q}, {"mean_priority", step.mean_priority}};
     return report;
@@ -211,7 +212,7 @@ class R2d2Agent : public Agent {
 
   TrainReport train_without_batch(const ExperimentConfig& config, double lr) override {
     core_.set_learning_rate(lr);
-    core_.set_hot(config.r2d2.gamma, config.optimizer.max_grad_norm);
+    core_.set_hot(config.section<R2d2Config>().gamma, config.optimizer.max_grad_norm);
     const R2d2StepStats step = core_.learn_without_batch();
     TrainReport report;
     report.grad_norm = step.grad_norm;

@@ -9,13 +9,14 @@
 
 #include "base/text.h"
 #include "engine/learner/optimizer.h"
+#include "engine/r2d2/config/r2d2_config.h"
 
 namespace moonseed::engine {
 models::QNetSpec r2d2_net_spec(const ExperimentConfig& config) {
   models::QNetSpec spec = models::qnet_spec(config.model);
-  spec.head_hidden = config.r2d2.head_hidden;
-  spec.dueling = config.r2d2.dueling;
-  spec.prev_action_reward = config.r2d2.prev_action_reward;
+  spec.head_hidden = config.section<R2d2Config>().head_hidden;
+  spec.dueling = config.section<R2d2Config>().dueling;
+  spec.prev_action_reward = config.section<R2d2Config>().prev_action_reward;
   return spec;
 }
 

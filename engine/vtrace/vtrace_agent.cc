@@ -29,6 +29,7 @@
 #include "engine/learner/optimizer.h"
 #include "engine/learner/weights_hash.h"
 #include "engine/learner/prefetcher.h"
+#include "engine/vtrace/config/vtrace_config.h"
 #include "engine/vtrace/vtrace_loss.h"
 #include "envs/env.h"
 #include "models/action_dist.h"
@@ -102,7 +103,7 @@ class VtraceAgent : public Agent {
         model_(config.model, spec),
         unrolls_(static_cast<size_t>(config.learner.queue_capacity)),
         eval_slot_(evaluation_slots(config)),
-        eval_greedy_(config.vtrace.eval_greedy),
+        eval_greedy_(config.section<VTraceConfig>().eval_greedy),
         store_(config.topology.actors * config.topology.envs_per_actor,
                UnrollPool::create(unroll_shape(config, spec, model_), config.learner.queue_capacity)),
         eval_store_(store_.num_slots(), UnrollPool::create(store_.pool().shape())),
@@ -214,7 +215,7 @@ class VtraceAgent : public Agent {
     TrainReport report;
     const UnrollBatch& batch = *batch_;
     set_learning_rate(*optimizer_, lr);
-    LossTerms loss = vtrace_loss(model_, batch, config.vtrace);
+    LossTerms loss = vtrace_loss(model_, batch, config.section<VTraceConfig>());
     optimizer_->zero_grad();
     loss.total.backward();
     if (gradient_hook_) gradient_hook_(params_);
@@ -234,7 +235,7 @@ class VtraceAgent : public Agent {
         batch.policy_version.narrow(0, 0, batch.T()).to(torch::kFloat64).mean().item<double>();
     report.metrics = {{"loss_policy", loss.policy},   {"loss_baseline", loss.baseline},
                       {"loss_entropy", loss.entropy}, {"mean_rho", loss.mean_rho},
-                      {"policy_lag", policy_lag},     {"entropy_cost", config.vtrace.entropy_cost}};
+                      {"policy_lag", policy_lag},     {"entropy_cost", config.section<VTraceConfig>().entropy_cost}};
     return report;
   }
 
@@ -293,7 +294,7 @@ class VtraceAgent : public Agent {
       pending.clear();
       const UnrollBatch batch = device_.is_cpu() ? std::move(host) : host.to(device_, /*non_blocking=*/false);
       set_learning_rate(*optimizer_, config.optimizer.lr);
-      LossTerms loss = vtrace_loss(model_, batch, config.vtrace, config.warm_start.bc_cost);
+      LossTerms loss = vtrace_loss(model_, batch, config.section<VTraceConfig>(), config.warm_start.bc_cost);
       optimizer_->zero_grad();
       loss.total.backward();
       if (!std::isfinite(clip_grad_norm(params_, config.optimizer.max_grad_norm))) continue;

@@ -22,6 +22,7 @@
 #include <torch/torch.h>
 
 #include "engine/config/experiment_config.h"
+#include "engine/vtrace/config/vtrace_config.h"
 #include "engine/learner/unroll_batch.h"
 #include "models/policy_net.h"
 

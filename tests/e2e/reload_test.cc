@@ -77,7 +77,7 @@ TEST_F(ReloadRun, AHotFieldIsAppliedAtATrainingStepAndRecorded) {
   ASSERT_TRUE(eventually(30, [&] { return latest("config_version") == 1; })) << log();
   EXPECT_TRUE(eventually(10, [&] { return latest("learning_rate") == 2.5e-4; })) << log();
   EXPECT_EQ(latest("entropy_cost"), 0.02);
-  EXPECT_TRUE(logged("reload #1 applied: vtrace.entropy_cost 0.01 -> 0.02, optimizer.lr 0.001 -> 0.00025"))
+  EXPECT_TRUE(logged("reload #1 applied: optimizer.lr 0.001 -> 0.00025, vtrace.entropy_cost 0.01 -> 0.02"))
       << log();
   const std::string metrics = metrics_text();
   EXPECT_NE(metrics.find("\"event\": \"reload\""), std::string::npos) << metrics;

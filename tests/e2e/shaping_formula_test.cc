@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/config/actor_config.h"
+#include "engine/vtrace/config/vtrace_config.h"
 #include "envs/env.h"
 #include "rpc/server.h"
 #include "scripts/experiment_loader.h"
@@ -65,7 +66,7 @@ double phi(const Sent& s) {
 TEST(PotentialShaping, EveryRewardAnActorSendsIsOnePlusGammaPhiNextMinusPhiAcrossEpisodeEnds) {
   const engine::ExperimentConfig config = scripts::load_experiment(kExample);
   ASSERT_FALSE(config.reward_shaping.source.empty());
-  const double gamma = config.vtrace.gamma;
+  const double gamma = config.section<engine::VTraceConfig>().gamma;
   ASSERT_EQ(gamma, 0.99) << "the example writes gamma 0.99 into its function: keep them equal";
 
   RecordingLearner learner = formula_learner(engine::encode_actor_config(engine::actor_config_of(config)));

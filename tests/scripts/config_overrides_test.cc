@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/config/schedule.h"
+#include "engine/vtrace/config/vtrace_config.h"
 #include "scripts/experiment_loader.h"
 #include "tests/scripts/loader_test_util.h"
 
@@ -35,7 +36,7 @@ TEST(LuaOverrides, AScheduleIsTheLuaExpressionAScriptWouldHold) {
   const engine::Schedule* entropy = engine::find_schedule(c, "vtrace.entropy_cost");
   ASSERT_NE(entropy, nullptr);
   EXPECT_EQ(entropy->kind, engine::Schedule::Kind::kCosine);
-  EXPECT_EQ(c.vtrace.entropy_cost, 0.02);
+  EXPECT_EQ(c.section<engine::VTraceConfig>().entropy_cost, 0.02);
 }
 
 TEST(LuaOverrides, ANumberReplacesASchedule) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/vtrace/config/vtrace_config.h"
 #include "envs/env.h"
 #include "engine/config/schema.h"
 #include "scripts/lua_state.h"
@@ -27,8 +28,8 @@ TEST(LoadExperiment, LoadsTheCartpoleExample) {
   EXPECT_EQ(c.env.id, "CartPole-v1");
   EXPECT_EQ(c.model.hidden, (std::vector<int64_t>{64, 64}));
   EXPECT_EQ(c.model.activation, "tanh");
-  EXPECT_EQ(c.vtrace.gamma, 0.99);
-  EXPECT_EQ(c.vtrace.entropy_cost, 0.01);
+  EXPECT_EQ(c.section<engine::VTraceConfig>().gamma, 0.99);
+  EXPECT_EQ(c.section<engine::VTraceConfig>().entropy_cost, 0.01);
   EXPECT_EQ(c.optimizer.kind, "rmsprop");
   EXPECT_EQ(c.optimizer.lr, 1e-3);
   EXPECT_EQ(c.optimizer.eps, 0.01);
@@ -253,9 +254,9 @@ TEST(LoadExperiment, VtraceAcceptsEvaluationEnvsAndEvalGreedy) {
       example, {"topology.eval_envs_per_actor=1", "vtrace.eval_greedy=true", "stop.eval_return_mean=400"});
   EXPECT_EQ(c.algo, "vtrace");
   EXPECT_EQ(c.topology.eval_envs_per_actor, 1);
-  EXPECT_TRUE(c.vtrace.eval_greedy);
+  EXPECT_TRUE(c.section<engine::VTraceConfig>().eval_greedy);
   EXPECT_EQ(c.stop.eval_return_mean, 400);
-  EXPECT_FALSE(engine::ExperimentConfig{}.vtrace.eval_greedy);  // sampled by default
+  EXPECT_FALSE(engine::ExperimentConfig{}.section<engine::VTraceConfig>().eval_greedy);  // sampled by default
 
   auto issues = issues_of(example, {"topology.envs_per_actor=2", "topology.groups_per_actor=1",
                                     "topology.eval_envs_per_actor=2"});

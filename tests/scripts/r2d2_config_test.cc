@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/r2d2/config/r2d2_config.h"
 #include "scripts/experiment_loader.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
@@ -31,8 +32,8 @@ TEST(R2d2Config, TheExampleLoadsWithTheRecipeChainAndARecurrentModel) {
   ASSERT_FALSE(c.model.layers.empty());
   EXPECT_EQ(c.model.layers.back().kind, "lstm");
   EXPECT_EQ(c.model.layers.back().out, 64);
-  EXPECT_EQ(c.r2d2.burn_in, 8);       // classic_r2d2
-  EXPECT_EQ(c.r2d2.eta, 0.9);         // r2d2_base
+  EXPECT_EQ(c.section<engine::R2d2Config>().burn_in, 8);       // classic_r2d2
+  EXPECT_EQ(c.section<engine::R2d2Config>().eta, 0.9);         // r2d2_base
   EXPECT_EQ(c.optimizer.eps, 1e-3);   // r2d2_base
   EXPECT_EQ(c.optimizer.lr, 1e-3);    // classic_r2d2 over r2d2_base's 1e-4
   EXPECT_EQ(c.topology.eval_envs_per_actor, 2);
@@ -47,7 +48,7 @@ TEST(R2d2Config, TheMemoryExamplesDifferOnlyInTheLstm) {
   EXPECT_EQ(ff.env.id, "CartPoleNoVelocity-v1");
   EXPECT_EQ(lstm.model.layers.back().kind, "lstm");
   for (const models::LayerSpec& layer : ff.model.layers) EXPECT_NE(layer.kind, "lstm");
-  EXPECT_EQ(lstm.r2d2.trace, ff.r2d2.trace);
+  EXPECT_EQ(lstm.section<engine::R2d2Config>().trace, ff.section<engine::R2d2Config>().trace);
   EXPECT_EQ(lstm.optimizer.lr, ff.optimizer.lr);
   EXPECT_EQ(lstm.stop.eval_return_mean, ff.stop.eval_return_mean);
 }

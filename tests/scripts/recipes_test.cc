@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "envs/env.h"
+#include "engine/vtrace/config/vtrace_config.h"
 #include "scripts/experiment_loader.h"
 #include "scripts/lua_state.h"
 #include "scripts/sha256.h"
@@ -195,7 +196,7 @@ TEST(Extends, OutOfRangeValueInARecipeIsFineWhenTheChildReplacesIt) {
   TempDir dir;
   dir.write("base.lua", "return { vtrace = { gamma = 1.5 } }\n");
   const std::string script = dir.write("exp.lua", "return { extends = 'base', vtrace = { gamma = 0.9 } }\n");
-  EXPECT_EQ(load_experiment(script).vtrace.gamma, 0.9);
+  EXPECT_EQ(load_experiment(script).section<engine::VTraceConfig>().gamma, 0.9);
 }
 
 TEST(Extends, WrongTypeInTheChildReportsTheChildsLine) {

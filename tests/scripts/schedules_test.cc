@@ -10,6 +10,7 @@
 
 #include "engine/config/schedule_text.h"
 #include "engine/config/schedule.h"
+#include "engine/vtrace/config/vtrace_config.h"
 #include "scripts/lua_schedules.h"
 #include "engine/config/schema.h"
 #include "scripts/experiment_loader.h"
@@ -76,7 +77,7 @@ TEST_F(Schedules, CosineHelperOverProgressLoadsOnTheProgressAxis) {
       "  vtrace = { entropy_cost = ms.cosine { from = 0.01, to = 0.001, progress = 1 } },\n");
   EXPECT_EQ(c.schedules, (std::vector<ScheduledField>{{"vtrace.entropy_cost",
                                                        make(Kind::kCosine, Axis::kProgress, {{0, 0.01}, {1, 0.001}})}}));
-  EXPECT_EQ(c.vtrace.entropy_cost, 0.01);
+  EXPECT_EQ(c.section<engine::VTraceConfig>().entropy_cost, 0.01);
 }
 
 TEST_F(Schedules, StepHelperStartsWithTheFirstValueAndChangesAtEachBoundary) {

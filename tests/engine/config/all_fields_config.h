@@ -3,6 +3,8 @@
 #pragma once
 
 #include "engine/config/experiment_config.h"
+#include "engine/r2d2/config/r2d2_config.h"
+#include "engine/vtrace/config/vtrace_config.h"
 
 namespace moonseed::test {
 
@@ -24,35 +26,37 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
   c.model.layers = {{"linear", 48}, {"elu"}, {"linear", 16}, {"tanh"}};
   c.model.shared_torso = true;
   c.model.init_log_std = -1.25;
-  c.vtrace.gamma = 0.997;
-  c.vtrace.lambda = 0.95;
-  c.vtrace.rho_clip = 2.5;
-  c.vtrace.pg_rho_clip = 1.5;
-  c.vtrace.c_clip = 0.9;
-  c.vtrace.baseline_cost = 0.25;
-  c.vtrace.entropy_cost = 0.01;
-  c.vtrace.eval_greedy = true;
-  c.r2d2.burn_in = 8;
-  c.r2d2.trace = 30;
-  c.r2d2.period = 19;
-  c.r2d2.n_step = 4;
-  c.r2d2.gamma = 0.95;
-  c.r2d2.eta = 0.75;
-  c.r2d2.rescale_eps = 2e-3;
-  c.r2d2.target_period = 400;
-  c.r2d2.batch = 24;
-  c.r2d2.capacity = 777;
-  c.r2d2.min_fill = 33;
-  c.r2d2.samples_per_insert = 2.5;
-  c.r2d2.insert_priorities = "learner";
-  c.r2d2.priority_exponent = 0.7;
-  c.r2d2.importance_exponent = 0.45;
-  c.r2d2.epsilon_base = 0.3;
-  c.r2d2.epsilon_alpha = 5;
-  c.r2d2.eval_epsilon = 0.01;
-  c.r2d2.head_hidden = 96;
-  c.r2d2.dueling = false;
-  c.r2d2.prev_action_reward = false;
+  engine::VTraceConfig& v = c.section<engine::VTraceConfig>();
+  v.gamma = 0.997;
+  v.lambda = 0.95;
+  v.rho_clip = 2.5;
+  v.pg_rho_clip = 1.5;
+  v.c_clip = 0.9;
+  v.baseline_cost = 0.25;
+  v.entropy_cost = 0.01;
+  v.eval_greedy = true;
+  engine::R2d2Config& r = c.section<engine::R2d2Config>();
+  r.burn_in = 8;
+  r.trace = 30;
+  r.period = 19;
+  r.n_step = 4;
+  r.gamma = 0.95;
+  r.eta = 0.75;
+  r.rescale_eps = 2e-3;
+  r.target_period = 400;
+  r.batch = 24;
+  r.capacity = 777;
+  r.min_fill = 33;
+  r.samples_per_insert = 2.5;
+  r.insert_priorities = "learner";
+  r.priority_exponent = 0.7;
+  r.importance_exponent = 0.45;
+  r.epsilon_base = 0.3;
+  r.epsilon_alpha = 5;
+  r.eval_epsilon = 0.01;
+  r.head_hidden = 96;
+  r.dueling = false;
+  r.prev_action_reward = false;
   c.optimizer.kind = "rmsprop";
   c.optimizer.lr = 0.1 * 3;  // not exactly representable: tests number formatting
   c.optimizer.eps = 1e-5;

@@ -1,6 +1,7 @@
 // config_problems: the rules the loader reports and the learner enforces on
 // configs built in C++.
 #include "engine/config/config_problems.h"
+#include "engine/r2d2/config/r2d2_config.h"
 
 #include <stdexcept>
 #include <string>
@@ -36,7 +37,7 @@ TEST(ConfigProblems, ARuleBetweenFieldsBlamesTheFieldToChangeFirst) {
 
 TEST(ConfigProblems, R2d2RulesApplyOnlyToR2d2) {
   ExperimentConfig c;
-  c.r2d2.batch = c.r2d2.min_fill + 1;
+  c.section<engine::R2d2Config>().batch = c.section<engine::R2d2Config>().min_fill + 1;
   EXPECT_TRUE(config_problems(c).empty());
   c.algo = "r2d2";
   const std::vector<ConfigProblem> problems = config_problems(c);

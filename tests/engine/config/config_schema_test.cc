@@ -68,7 +68,9 @@ TEST(DidYouMean, SuggestsTheClosestSiblingOfATypo) {
 
 TEST(DidYouMean, SuggestsTheSectionOfAFieldWrittenAtTheWrongLevel) {
   EXPECT_EQ(did_you_mean("lr"), "optimizer.lr");
-  EXPECT_EQ(did_you_mean("model.gamma"), "vtrace.gamma");
+  EXPECT_EQ(did_you_mean("model.burn_in"), "r2d2.burn_in");
+  const std::string gamma = did_you_mean("model.gamma");  // both algorithms' sections have one
+  EXPECT_TRUE(gamma == "vtrace.gamma" || gamma == "r2d2.gamma") << gamma;
 }
 
 TEST(DidYouMean, SuggestsNothingForAnUnrelatedName) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/config/experiment_config.h"
+#include "engine/vtrace/config/vtrace_config.h"
 
 namespace moonseed::engine {
 namespace {
@@ -126,7 +127,7 @@ TEST(ScheduleProblem, RejectsValuesThatAreNotFinite) {
 TEST(SchedulableField, PointsAtTheConfigMemberOfAHotNumber) {
   ExperimentConfig c;
   EXPECT_EQ(schedulable_field(c, "optimizer.lr"), &c.optimizer.lr);
-  EXPECT_EQ(schedulable_field(c, "vtrace.entropy_cost"), &c.vtrace.entropy_cost);
+  EXPECT_EQ(schedulable_field(c, "vtrace.entropy_cost"), &c.section<engine::VTraceConfig>().entropy_cost);
 }
 
 TEST(SchedulableField, IsNullForRestartFieldsNonNumbersAndUnknownPaths) {
@@ -152,9 +153,9 @@ TEST(ApplySchedules, WritesScheduledFieldsAndLeavesTheOthers) {
   const ExperimentConfig before = c;
   apply_schedules(c, 500);
   EXPECT_DOUBLE_EQ(c.optimizer.lr, 5e-4);
-  EXPECT_EQ(c.vtrace.entropy_cost, 0.001);
-  EXPECT_EQ(c.vtrace.gamma, before.vtrace.gamma);
-  EXPECT_EQ(c.vtrace.baseline_cost, before.vtrace.baseline_cost);
+  EXPECT_EQ(c.section<engine::VTraceConfig>().entropy_cost, 0.001);
+  EXPECT_EQ(c.section<engine::VTraceConfig>().gamma, before.section<engine::VTraceConfig>().gamma);
+  EXPECT_EQ(c.section<engine::VTraceConfig>().baseline_cost, before.section<engine::VTraceConfig>().baseline_cost);
   EXPECT_EQ(c.optimizer.max_grad_norm, before.optimizer.max_grad_norm);
   EXPECT_EQ(c.optimizer.eps, before.optimizer.eps);
   EXPECT_EQ(c.schedules, before.schedules);

@@ -19,7 +19,9 @@
 
 #include "engine/config/actor_config.h"
 #include "engine/learner/checkpoint.h"
+#include "engine/r2d2/config/r2d2_config.h"
 #include "engine/run/checkpoint_manifest.h"
+#include "engine/vtrace/config/vtrace_config.h"
 #include "envs/wrappers/wrapper_spec.h"
 #include "tests/engine/learner/served.h"
 #include "rpc/client.h"
@@ -74,7 +76,7 @@ TEST(Learner, HotConfigReachesActorsAndTheNextTrainingStep) {
 
   ExperimentConfig hot = small_config();
   hot.optimizer.lr = 2.5e-4;
-  hot.vtrace.entropy_cost = 0.02;
+  hot.section<engine::VTraceConfig>().entropy_cost = 0.02;
   s.learner.set_hot_config(hot, 1);
   EXPECT_EQ(s.learner.stats().config_version, 1u);
   // The actor hears of it on its stream, and stamps its next batches.
@@ -412,14 +414,14 @@ ExperimentConfig small_r2d2_config() {
   c.algo = "r2d2";
   c.model.kind = "layers";
   c.model.layers = {{"linear", 8}, {"relu"}, {"lstm", 4}};
-  c.r2d2.burn_in = 1;
-  c.r2d2.trace = 2;
-  c.r2d2.period = 1;
-  c.r2d2.batch = 1;
-  c.r2d2.capacity = 64;
-  c.r2d2.min_fill = 1;
-  c.r2d2.head_hidden = 4;
-  c.r2d2.target_period = 1;
+  c.section<engine::R2d2Config>().burn_in = 1;
+  c.section<engine::R2d2Config>().trace = 2;
+  c.section<engine::R2d2Config>().period = 1;
+  c.section<engine::R2d2Config>().batch = 1;
+  c.section<engine::R2d2Config>().capacity = 64;
+  c.section<engine::R2d2Config>().min_fill = 1;
+  c.section<engine::R2d2Config>().head_hidden = 4;
+  c.section<engine::R2d2Config>().target_period = 1;
   c.topology.eval_envs_per_actor = 1;
   return c;
 }
@@ -448,8 +450,8 @@ TEST(Learner, R2d2CountsEvaluationEpisodesApartAndReplaysOnlyTrainingEnvs) {
 
 TEST(Learner, R2d2TakesHotExplorationAtTheNextBatchAfterATrainingStep) {
   ExperimentConfig config = small_r2d2_config();
-  config.r2d2.epsilon_base = 1;  // env 0 explores on every step; env 1 evaluates (1e-3)
-  config.r2d2.eval_epsilon = 0;
+  config.section<engine::R2d2Config>().epsilon_base = 1;  // env 0 explores on every step; env 1 evaluates (1e-3)
+  config.section<engine::R2d2Config>().eval_epsilon = 0;
   Served s(config);
   rpc::Client client = rpc::Client::connect(s.address, std::chrono::seconds(5));
   client.hello(rpc::Hello{});
@@ -459,7 +461,7 @@ TEST(Learner, R2d2TakesHotExplorationAtTheNextBatchAfterATrainingStep) {
   EXPECT_EQ(s.learner.stats().metric("explored_actions"), 10);
 
   ExperimentConfig greedy = config;
-  greedy.r2d2.epsilon_base = 0;
+  greedy.section<engine::R2d2Config>().epsilon_base = 0;
   s.learner.set_hot_config(greedy, 1);
   // The training thread takes it at the top of a step and hands it over at its
   // end; the inference thread applies it at the batch after that.

@@ -12,6 +12,7 @@
 
 #include "engine/learner/agent.h"
 #include "engine/learner/agent_registry.h"
+#include "engine/vtrace/config/vtrace_config.h"
 #include "envs/env.h"
 #include "tests/engine/learner/served.h"
 
@@ -73,7 +74,7 @@ TEST_F(VtraceAgentEval, EvaluationStepsNeverReachATrainedBatchAndTheirEpisodesCa
 
 TEST_F(VtraceAgentEval, EvalGreedyActsOnTheModeOnlyInEvaluationEnvs) {
   ExperimentConfig config = eval_config();
-  config.vtrace.eval_greedy = true;
+  config.section<engine::VTraceConfig>().eval_greedy = true;
   std::unique_ptr<Agent> agent = make_agent(config, spec_, torch::kCPU);
   const float x = 0.3f;
   const int64_t mode =
