@@ -12,8 +12,7 @@
 
 #include "cli/checkpoint_choice.h"
 #include "cli/commands.h"
-#include "engine/learner/checkpoint.h"
-#include "engine/r2d2/r2d2_core.h"
+#include "engine/learner/agent_registry.h"
 #include "engine/run/run_directory.h"
 #include "envs/spec.h"
 #include "models/export.h"
@@ -21,15 +20,7 @@
 namespace moonseed::cli {
 namespace {
 
-const char* kHelp =
-    "usage: moonseed export RUN_DIR [--checkpoint N|best] -o FILE.pt\n"
-    "\n"
-    "Writes the run's trained net as a TorchScript module that PyTorch loads with\n"
-    "torch.jit.load(\"FILE.pt\") and calls on a batch of raw env observations:\n"
-    "  vtrace: forward(obs) -> (logits, value), or (mean, value) for box actions;\n"
-    "          recurrent: forward(obs, prev_action, prev_reward, (h, c))\n"
-    "                     -> (logits or mean, value, (h, c))\n"
-    "  r2d2:   forward(obs, prev_action, prev_reward, (h, c)) -> (q_values, (h, c))\n"
+const char* kHelpRest =
     "The spec (env, spaces, preprocessing, model, checkpoint) is in the file as\n"
     "moonseed/spec.json. See docs/export.md.\n"
     "\n"
@@ -37,10 +28,19 @@ const char* kHelp =
     "                   step, or best: RUN_DIR/best.pt (default: the newest)\n"
     "  -o, --output F   the file to write (required); written whole or not at all\n";
 
+// The module's forward per algorithm comes from the registry (engine/learner/agent_registry.h).
+std::string help() {
+  return "usage: moonseed export RUN_DIR [--checkpoint N|best] -o FILE.pt\n"
+         "\n"
+         "Writes the run's trained net as a TorchScript module that PyTorch loads with\n"
+         "torch.jit.load(\"FILE.pt\") and calls on a batch of raw env observations:\n" +
+         engine::export_signatures() + kHelpRest;
+}
+
 }  // namespace
 
 int export_command(const Args& args) {
-  if (const std::optional<int> code = answer_help(args, kHelp)) return *code;
+  if (const std::optional<int> code = answer_help(args, help().c_str())) return *code;
   std::string output;
   const RunArgs run_args = parse_run_args(args, "export", [&](const std::string& option, const auto& value) {
     if (option != "-o" && option != "--output") return false;
@@ -56,18 +56,7 @@ int export_command(const Args& args) {
 
   models::ExportOrigin origin{dir.run_id(), std::filesystem::path(checkpoint).filename().string(), -1,
                               config.env.wrappers};
-  models::Exported exported;
-  if (config.algo == "vtrace") {
-    models::PolicyNet net(config.model, spec);
-    origin.step = engine::load_checkpoint_model(checkpoint, *net).optimizer_steps;
-    exported = models::export_policy_net(*net, config.model, spec, origin);
-  } else if (config.algo == "r2d2") {
-    models::QNet net(engine::r2d2_net_spec(config), spec);
-    origin.step = engine::load_checkpoint_model(checkpoint, *net, "online").optimizer_steps;
-    exported = models::export_q_net(*net, spec, origin);
-  } else {
-    throw std::runtime_error("algo \"" + config.algo + "\" has no export (known: vtrace, r2d2)");
-  }
+  const models::Exported exported = engine::export_net(config, spec, checkpoint, origin);
   models::save_exported(exported, output);
   std::cout << "moonseed export: wrote " << output << " (" << config.algo << " on " << spec.id << ", "
             << origin.checkpoint << " of " << dir.run_id() << ")\n";

@@ -21,9 +21,8 @@
 #include "cli/tensorboard_sink.h"
 #include "curves/metrics_row.h"
 #include "engine/group/c10d_group.h"
+#include "engine/learner/agent_registry.h"
 #include "engine/learner/learner.h"
-#include "engine/r2d2/config/r2d2_config.h"
-#include "engine/vtrace/config/vtrace_config.h"
 #include "rpc/server.h"
 
 namespace moonseed::cli {
@@ -170,11 +169,10 @@ void Run::evaluate_final_policy() {
       !c.env.plugin.empty() || !c.env.python.empty()) {
     return;
   }
-  // As the run's evaluation envs act: V-trace's mode with vtrace.eval_greedy, else sampled;
-  // R2D2 with r2d2.eval_epsilon.
-  const bool greedy = c.algo == "vtrace" && c.section<engine::VTraceConfig>().eval_greedy;
-  final_eval_policy_ = c.algo == "r2d2" ? "epsilon " + base::number_text(c.section<engine::R2d2Config>().eval_epsilon)
-                                        : (greedy ? "greedy" : "sampled");
+  // As the run's evaluation envs act (the algorithm says how: engine/learner/agent_registry.h).
+  const engine::EvalActing acting = engine::eval_acting(c);
+  const bool greedy = acting.greedy;
+  final_eval_policy_ = acting.text;
   try {
     // Episodes end as `moonseed eval`'s do: at the env's end or its time limit, else after 100k steps.
     final_eval_ = learner_->evaluate(c.stop.final_eval_episodes, 1000000007ull + c.seed, greedy);

@@ -13,6 +13,7 @@
 #include "scripts/lua_wrappers.h"
 #include "engine/config/schedule.h"
 #include "engine/config/schema.h"
+#include "engine/config/section_registry.h"
 #include "scripts/experiment_loader.h"
 #include "scripts/lua_arrays.h"
 #include "scripts/lua_state.h"
@@ -308,6 +309,14 @@ int open_core(lua_State* L) {
   lua_setfield(L, -2, "r2d2");
   push_log_api(L);
   lua_setfield(L, -2, "log");
+  // The algorithms' config sections (engine/config/section_registry.h): init.lua makes ms.<name>.
+  lua_newtable(L);
+  int index = 1;
+  for (const engine::SectionInfo& section : engine::registered_sections()) {
+    lua_pushstring(L, section.name.c_str());
+    lua_rawseti(L, -2, index++);
+  }
+  lua_setfield(L, -2, "sections");
   lua_pushcfunction(L, cpp_function<load_experiment_lua>);
   lua_setfield(L, -2, "load_experiment");
   return 1;

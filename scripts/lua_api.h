@@ -16,6 +16,7 @@
 //                                  -> {vs = {...}, pg_advantages = {...}}
 //   core.load_experiment(path [, overrides]) -> the resolved config as nested tables
 //   core.nn.preset(name)           -> the layer list of a model preset ("nature_cnn", ...)
+//   core.sections      the algorithms' config sections, by name (init.lua makes ms.<name>)
 //   core.r2d2.value_rescale / inverse_value_rescale / n_step_targets / priorities /
 //             ape_x_epsilon       R2D2's math on one stream (lua_r2d2_api.cc lists them)
 //   core.log.open(path)            -> an experience log to read: log:info(), log:episodes{...},

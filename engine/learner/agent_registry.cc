@@ -9,15 +9,10 @@
 namespace moonseed::engine {
 namespace {
 
-struct Algorithm {
-  AgentFactory make;
-  ModelCheck check_model;
-};
-
 // Built on first use, so registrations from any translation unit's static
 // initializers find it ready.
-std::map<std::string, Algorithm>& registry() {
-  static std::map<std::string, Algorithm> algorithms;
+std::map<std::string, AlgorithmParts>& registry() {
+  static std::map<std::string, AlgorithmParts> algorithms;
   return algorithms;
 }
 
@@ -29,8 +24,11 @@ std::string unknown_algo(const std::string& algo) {
 
 }  // namespace
 
-AgentRegistration::AgentRegistration(const char* algo, AgentFactory make, ModelCheck check_model) {
-  if (!registry().emplace(algo, Algorithm{make, check_model}).second) {
+AgentRegistration::AgentRegistration(const char* algo, AlgorithmParts parts) {
+  if (parts.make == nullptr || parts.check_model == nullptr) {
+    throw std::logic_error(std::string("algorithm \"") + algo + "\" is registered without its agent factory or model check");
+  }
+  if (!registry().emplace(algo, parts).second) {
     throw std::logic_error(std::string("algorithm \"") + algo + "\" is registered twice");
   }
 }
@@ -52,6 +50,40 @@ std::vector<std::string> registered_algorithms() {
   std::vector<std::string> names;
   for (const auto& entry : registry()) names.push_back(entry.first);
   return names;
+}
+
+models::Exported export_net(const ExperimentConfig& config, const envs::EnvSpec& spec, const std::string& checkpoint,
+                            models::ExportOrigin& origin) {
+  const auto found = registry().find(config.algo);
+  if (found == registry().end() || found->second.export_net == nullptr) {
+    std::vector<std::string> known;
+    for (const auto& [name, parts] : registry()) {
+      if (parts.export_net != nullptr) known.push_back(name);
+    }
+    throw std::runtime_error("algo \"" + config.algo + "\" has no export (algorithms with one: " +
+                             base::join(known, ", ") + ")");
+  }
+  return found->second.export_net(config, spec, checkpoint, origin);
+}
+
+EvalActing eval_acting(const ExperimentConfig& config) {
+  const auto found = registry().find(config.algo);
+  if (found == registry().end() || found->second.eval_acting == nullptr) return EvalActing{};
+  return found->second.eval_acting(config);
+}
+
+std::string export_signatures() {
+  std::string text;
+  for (const auto& [name, parts] : registry()) {
+    if (parts.export_net == nullptr) continue;
+    const std::string lead = "  " + name + ": ";
+    std::string signature = parts.export_signature;
+    for (size_t at = signature.find('\n'); at != std::string::npos; at = signature.find('\n', at + 1)) {
+      signature.insert(at + 1, std::string(lead.size(), ' '));
+    }
+    text += lead + signature + "\n";
+  }
+  return text;
 }
 
 }  // namespace moonseed::engine

@@ -1,8 +1,8 @@
-// Where algorithms plug in. Each algorithm's library registers its Agent
-// factory under the name `algo` selects, from a static AgentRegistration in
-// its own .cc; engine/CMakeLists.txt links every algorithm library whole into
-// moonseed_engine, so nothing else names them. A new algorithm is one folder
-// under engine/ with its agent and one line in that list.
+// Where algorithms plug in. Each algorithm's library registers its parts (the
+// Agent factory, its model check, its export, how its evaluation envs act)
+// under the name `algo` selects, from a static AgentRegistration in its own
+// .cc; engine/CMakeLists.txt links every algorithm library whole into
+// moonseed_engine, so nothing else names them (docs/algorithms-design.md).
 //
 // Thread-safety: registrations run during static initialization; make_agent
 // and registered_algorithms afterwards, from any thread.
@@ -18,6 +18,7 @@
 #include "engine/learner/agent.h"
 #include "engine/learner/algorithms.h"
 #include "envs/spec.h"
+#include "models/export.h"
 
 namespace moonseed::engine {
 
@@ -29,16 +30,50 @@ using AgentFactory = std::unique_ptr<Agent> (*)(const ExperimentConfig& config, 
 // time (scripts/cross_field_rules.h), before anything starts.
 using ModelCheck = std::string (*)(const ExperimentConfig& config, const envs::EnvSpec& spec);
 
-// `static const AgentRegistration kRegistration("vtrace", &make, &check_model);`
+// How an algorithm's evaluation envs act (topology.eval_envs_per_actor), which the run's final
+// evaluation copies: `greedy` for Learner::evaluate, and the words that say it ("sampled",
+// "greedy", "epsilon 0.001").
+struct EvalActing {
+  bool greedy = false;
+  std::string text = "sampled";
+};
+using EvalActingFn = EvalActing (*)(const ExperimentConfig& config);
+
+// `moonseed export`: the algorithm's acting net for `config` and `spec` with the weights of
+// `checkpoint`, as a TorchScript module (models/export.h); sets origin.step to the checkpoint's
+// optimizer step. Throws what loading the checkpoint throws.
+using ExportFn = models::Exported (*)(const ExperimentConfig& config, const envs::EnvSpec& spec,
+                                      const std::string& checkpoint, models::ExportOrigin& origin);
+
+struct AlgorithmParts {
+  AgentFactory make = nullptr;
+  ModelCheck check_model = nullptr;
+  ExportFn export_net = nullptr;       // null: `moonseed export` refuses the algorithm's runs
+  const char* export_signature = "";   // the exported module's forward, for `moonseed export --help`
+  EvalActingFn eval_acting = nullptr;  // null: sampled
+};
+
+// `static const AgentRegistration kRegistration("vtrace", {&make, &check_model, ...});`
 // Registering one name twice is a bug: std::logic_error.
 class AgentRegistration {
  public:
-  AgentRegistration(const char* algo, AgentFactory make, ModelCheck check_model);
+  AgentRegistration(const char* algo, AlgorithmParts parts);
 };
 
 // The agent for config.algo. Throws std::invalid_argument naming the
 // registered algorithms when none has that name.
 std::unique_ptr<Agent> make_agent(const ExperimentConfig& config, const envs::EnvSpec& spec,
                                   torch::Device device);
+
+// The registered export of config.algo (ExportFn). Throws std::runtime_error naming the
+// algorithms that have one when config.algo has none.
+models::Exported export_net(const ExperimentConfig& config, const envs::EnvSpec& spec, const std::string& checkpoint,
+                            models::ExportOrigin& origin);
+
+// How config.algo's evaluation envs act (EvalActingFn); sampled for an algorithm that does not say.
+EvalActing eval_acting(const ExperimentConfig& config);
+
+// One line per algorithm with an export: "  NAME: SIGNATURE\n" (its lines after the first indented).
+std::string export_signatures();
 
 }  // namespace moonseed::engine

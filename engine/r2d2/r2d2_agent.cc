@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "base/mutex.h"
+#include "base/text.h"
 #include "base/log.h"
 #include "engine/learner/weights_hash.h"
 #include "engine/learner/agent.h"
@@ -390,7 +391,21 @@ std::string check_model(const ExperimentConfig& config, const envs::EnvSpec& spe
   return "";
 }
 
-const AgentRegistration kRegistration("r2d2", &make, &check_model);
+models::Exported export_net(const ExperimentConfig& config, const envs::EnvSpec& spec, const std::string& checkpoint,
+                            models::ExportOrigin& origin) {
+  models::QNet net(r2d2_net_spec(config), spec);
+  origin.step = load_checkpoint_model(checkpoint, *net, "online").optimizer_steps;
+  return models::export_q_net(*net, spec, origin);
+}
+
+// Epsilon-greedy with r2d2.eval_epsilon.
+EvalActing eval_acting(const ExperimentConfig& config) {
+  return EvalActing{false, "epsilon " + base::number_text(config.section<R2d2Config>().eval_epsilon)};
+}
+
+const AgentRegistration kRegistration("r2d2", {&make, &check_model, &export_net,
+                                               "forward(obs, prev_action, prev_reward, (h, c)) -> (q_values, (h, c))",
+                                               &eval_acting});
 
 }  // namespace
 }  // namespace moonseed::engine

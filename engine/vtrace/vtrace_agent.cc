@@ -437,7 +437,25 @@ std::string check_model(const ExperimentConfig& config, const envs::EnvSpec& spe
   return "";
 }
 
-const AgentRegistration kRegistration("vtrace", &make, &check_model);
+models::Exported export_net(const ExperimentConfig& config, const envs::EnvSpec& spec, const std::string& checkpoint,
+                            models::ExportOrigin& origin) {
+  models::PolicyNet net(config.model, spec);
+  origin.step = load_checkpoint_model(checkpoint, *net).optimizer_steps;
+  return models::export_policy_net(*net, config.model, spec, origin);
+}
+
+// vtrace.eval_greedy: the policy's mode, else sampled as in training.
+EvalActing eval_acting(const ExperimentConfig& config) {
+  const bool greedy = config.section<VTraceConfig>().eval_greedy;
+  return EvalActing{greedy, greedy ? "greedy" : "sampled"};
+}
+
+const AgentRegistration kRegistration(
+    "vtrace", {&make, &check_model, &export_net,
+               "forward(obs) -> (logits, value), or (mean, value) for box actions;\n"
+               "recurrent: forward(obs, prev_action, prev_reward, (h, c))\n"
+               "           -> (logits or mean, value, (h, c))",
+               &eval_acting});
 
 }  // namespace
 }  // namespace moonseed::engine

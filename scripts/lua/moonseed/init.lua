@@ -158,30 +158,21 @@ function ms.layers(t)
   return model
 end
 
--- ms.vtrace { gamma = 0.99, ... } is the V-trace section of an experiment;
--- ms.vtrace.targets { ... } computes V-trace targets (moonseed.core).
-ms.vtrace = setmetatable({ targets = core.vtrace.targets }, {
-  __call = function(_, t)
-    tag("vtrace", t)
-    return t
-  end,
-})
-
--- ms.r2d2 { burn_in = 40, trace = 80, ... } is the R2D2 section of an experiment
--- (algo = "r2d2"); ms.r2d2.n_step_targets { ... } and the other functions are
--- R2D2's math on one stream of plain arrays (moonseed.core, engine/r2d2/r2d2.h).
-ms.r2d2 = setmetatable({
-  value_rescale = core.r2d2.value_rescale,
-  inverse_value_rescale = core.r2d2.inverse_value_rescale,
-  n_step_targets = core.r2d2.n_step_targets,
-  priorities = core.r2d2.priorities,
-  ape_x_epsilon = core.r2d2.ape_x_epsilon,
-}, {
-  __call = function(_, t)
-    tag("r2d2", t)
-    return t
-  end,
-})
+-- ms.<algo> { ... } is an algorithm's section of an experiment, for every algorithm the engine
+-- has (core.sections: ms.vtrace { gamma = 0.99 }, ms.r2d2 { burn_in = 40, trace = 80 }, ...); its
+-- fields are the algorithm's math on plain arrays, when it has some (core.<algo>):
+-- ms.vtrace.targets { ... }, ms.r2d2.n_step_targets { ... }, ms.r2d2.priorities { ... }.
+for _, name in ipairs(core.sections) do
+  if ms[name] ~= nil then error("moonseed: the algorithm section '" .. name .. "' clashes with ms." .. name) end
+  local helpers = {}
+  for k, v in pairs(type(core[name]) == "table" and core[name] or {}) do helpers[k] = v end
+  ms[name] = setmetatable(helpers, {
+    __call = function(_, t)
+      tag(name, t)
+      return t
+    end,
+  })
+end
 
 -- R2D2's Atari network (Kapturowski et al. 2019): the Nature CNN torso, LSTM 512;
 -- with r2d2.head_hidden = 512 (the default) for its dueling streams.
