@@ -140,6 +140,15 @@ function(moonseed_config_section target)
   set_property(GLOBAL APPEND PROPERTY MOONSEED_CONFIG_SECTIONS ${target})
 endfunction()
 
+# moonseed_algorithm_lua(<target> [SOURCES ...] [TORCH_SOURCES ...] LINK ...): an
+# algorithm's Lua helpers (scripts/lua_helpers.h) as a room of its own, linked whole
+# into moonseed_scripts (scripts/CMakeLists.txt). LINK moonseed_engine (not the
+# algorithm's library, which moonseed_engine already links whole) and moonseed_lua.
+function(moonseed_algorithm_lua target)
+  moonseed_library(${target} ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY MOONSEED_ALGORITHM_LUAS ${target})
+endfunction()
+
 function(moonseed_check_layering)
   get_property(libraries GLOBAL PROPERTY MOONSEED_LIBRARIES)
   set(table "")

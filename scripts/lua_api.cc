@@ -16,6 +16,7 @@
 #include "engine/config/section_registry.h"
 #include "scripts/experiment_loader.h"
 #include "scripts/lua_arrays.h"
+#include "scripts/lua_helpers.h"
 #include "scripts/lua_state.h"
 #include "scripts/shaping_function.h"
 
@@ -301,12 +302,9 @@ int open_core(lua_State* L) {
   lua_newtable(L);
   luaL_register(L, nullptr, kEnvFunctions);
   lua_setfield(L, -2, "env");
-  push_vtrace_api(L);
-  lua_setfield(L, -2, "vtrace");
   push_nn_api(L);
   lua_setfield(L, -2, "nn");
-  push_r2d2_api(L);
-  lua_setfield(L, -2, "r2d2");
+  set_registered_helpers(L, -1);  // the algorithms' math: core.vtrace, core.r2d2, ...
   push_log_api(L);
   lua_setfield(L, -2, "log");
   // The algorithms' config sections (engine/config/section_registry.h): init.lua makes ms.<name>.

@@ -18,7 +18,7 @@
 //   core.nn.preset(name)           -> the layer list of a model preset ("nature_cnn", ...)
 //   core.sections      the algorithms' config sections, by name (init.lua makes ms.<name>)
 //   core.r2d2.value_rescale / inverse_value_rescale / n_step_targets / priorities /
-//             ape_x_epsilon       R2D2's math on one stream (lua_r2d2_api.cc lists them)
+//             ape_x_epsilon       R2D2's math on one stream (engine/r2d2/lua/lua_r2d2_api.cc)
 //   core.log.open(path)            -> an experience log to read: log:info(), log:episodes{...},
 //                                     log:steps{...}, log:problems(), log:close() (lua_log_api.cc)
 //
@@ -49,14 +49,10 @@ void open_moonseed_api(lua_State* L);
 // so a script that returns the table loads as the same experiment.
 void push_config(lua_State* L, const engine::ExperimentConfig& config);
 
-// The `vtrace` table of moonseed.core (lua_vtrace_api.cc).
-void push_vtrace_api(lua_State* L);
 
 // The `nn` table of moonseed.core (lua_model_api.cc).
 void push_nn_api(lua_State* L);
 
-// The `r2d2` table of moonseed.core (lua_r2d2_api.cc).
-void push_r2d2_api(lua_State* L);
 
 // The `log` table of moonseed.core (lua_log_api.cc): experience logs read from Lua.
 void push_log_api(lua_State* L);

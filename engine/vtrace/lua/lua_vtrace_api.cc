@@ -1,11 +1,11 @@
-// core.vtrace.targets (declared in lua_api.h). Its own file because
-// engine/vtrace/vtrace.h brings in LibTorch's headers, which only this binding needs.
+// core.vtrace.targets, and so ms.vtrace.targets: V-trace's targets (engine/vtrace/vtrace.h) on
+// plain Lua arrays, registered as V-trace's Lua helpers (scripts/lua_helpers.h).
 #include <string>
 #include <vector>
 
 #include "engine/vtrace/vtrace.h"
-#include "scripts/lua_api.h"
 #include "scripts/lua_arrays.h"
+#include "scripts/lua_helpers.h"
 #include "scripts/lua_state.h"
 
 namespace moonseed::scripts {
@@ -45,12 +45,13 @@ int targets(lua_State* L) {
   return 1;
 }
 
-}  // namespace
-
 void push_vtrace_api(lua_State* L) {
   lua_createtable(L, 0, 1);
   lua_pushcfunction(L, cpp_function<targets>);
   lua_setfield(L, -2, "targets");
 }
 
+const LuaHelpersRegistration kHelpers("vtrace", &push_vtrace_api);
+
+}  // namespace
 }  // namespace moonseed::scripts

@@ -1,6 +1,5 @@
-// core.r2d2 (declared in lua_api.h): R2D2's math (engine/r2d2/r2d2.h) on one
-// stream of plain Lua arrays, in double precision. Its own file because
-// engine/r2d2/r2d2.h brings in LibTorch's headers, which only this binding needs.
+// core.r2d2, and so ms.r2d2: R2D2's math (engine/r2d2/r2d2.h) on one stream of plain Lua
+// arrays, in double precision, registered as R2D2's Lua helpers (scripts/lua_helpers.h).
 //
 //   r2d2.value_rescale(x [, eps])          x a number or an array -> the same shape
 //   r2d2.inverse_value_rescale(x [, eps])
@@ -13,8 +12,8 @@
 #include <vector>
 
 #include "engine/r2d2/r2d2.h"
-#include "scripts/lua_api.h"
 #include "scripts/lua_arrays.h"
+#include "scripts/lua_helpers.h"
 #include "scripts/lua_state.h"
 
 namespace moonseed::scripts {
@@ -106,11 +105,12 @@ const luaL_Reg kFunctions[] = {
     {nullptr, nullptr},
 };
 
-}  // namespace
-
 void push_r2d2_api(lua_State* L) {
   lua_newtable(L);
   luaL_register(L, nullptr, kFunctions);
 }
 
+const LuaHelpersRegistration kHelpers("r2d2", &push_r2d2_api);
+
+}  // namespace
 }  // namespace moonseed::scripts
