@@ -140,6 +140,14 @@ function(moonseed_config_section target)
   set_property(GLOBAL APPEND PROPERTY MOONSEED_CONFIG_SECTIONS ${target})
 endfunction()
 
+# moonseed_algorithm_agent(<target> [SOURCES ...] [TORCH_SOURCES ...] LINK ...): an
+# algorithm's agent (engine/learner/agent_registry.h), linked whole into
+# moonseed_engine (engine/CMakeLists.txt).
+function(moonseed_algorithm_agent target)
+  moonseed_library(${target} ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY MOONSEED_ALGORITHMS ${target})
+endfunction()
+
 # moonseed_algorithm_lua(<target> [SOURCES ...] [TORCH_SOURCES ...] LINK ...): an
 # algorithm's Lua helpers (scripts/lua_helpers.h) as a room of its own, linked whole
 # into moonseed_scripts (scripts/CMakeLists.txt). LINK moonseed_engine (not the
