@@ -53,8 +53,13 @@ HotReload::HotReload(std::string script, std::vector<std::string> overrides,
       metrics_(metrics),
       watcher_(std::move(sources)) {}
 
-void HotReload::record(engine::MetricsRow& row) {
+HotReload::Outcome HotReload::record(Outcome out, double elapsed_s, const engine::MetricsRow& event) {
+  out.json = event.to_json();  // what `ctl reload` replies: the row without its time
+  engine::MetricsRow row;
+  row.add("time_s", elapsed_s);
+  for (const auto& [key, value] : event.fields()) row.add_json(key, value);
   metrics_.append(row);  // a row it cannot write, MetricsLog reports (once per outage)
+  return out;
 }
 
 HotReload::~HotReload() {
@@ -132,20 +137,15 @@ HotReload::Outcome HotReload::apply(engine::ExperimentConfig& cfg, double elapse
                                     const std::vector<std::string>& overrides, Loaded result,
                                     const std::string& origin) {
   Outcome out;
-  engine::MetricsRow row;
-  row.add("time_s", elapsed_s);
   const std::string by = origin == "file" ? "" : " (" + origin + ")";
   if (!result.experiment) {
     out.kind = Outcome::Kind::kFailed;
     out.message = std::string("reload failed") + by + ", nothing changed:\n" + result.error;
     progress.finish();
     std::cerr << "moonseed: " << out.message << "\n";
-    out.json = "{\"event\": \"reload_failed\", \"origin\": " + base::json_quote(origin) +
-               ", \"error\": " + base::json_quote(result.error) + "}";
-    row.add("event", "reload_failed").add("origin", origin).add("error", result.error);
-    record(row);
     broken_ = true;
-    return out;
+    return record(std::move(out), elapsed_s,
+                  engine::MetricsRow().add("event", "reload_failed").add("origin", origin).add("error", result.error));
   }
   const scripts::LoadedExperiment& reloaded = *result.experiment;
   const engine::ExperimentConfig& loaded = reloaded.config;
@@ -160,14 +160,16 @@ HotReload::Outcome HotReload::apply(engine::ExperimentConfig& cfg, double elapse
       out.message = script_ + " loads again; config unchanged";
       progress.finish();
       std::cerr << "moonseed: " << out.message << "\n";
-      out.json = "{\"event\": \"reload_restored\", \"origin\": " + base::json_quote(origin) +
-                 ", \"config_version\": " + std::to_string(version_) + "}";
-      row.add("event", "reload_restored").add("origin", origin).add("config_version", static_cast<double>(version_));
-      record(row);
-      return out;
+      return record(std::move(out), elapsed_s,
+                    engine::MetricsRow().add("event", "reload_restored").add("origin", origin).add(
+                        "config_version", static_cast<double>(version_)));
     }
     out.message = "nothing changed";
-    out.json = "{\"event\": \"reload_unchanged\", \"config_version\": " + std::to_string(version_) + "}";
+    // Not an event of the run: the reply to `ctl reload` only, no metrics row.
+    out.json = engine::MetricsRow()
+                   .add("event", "reload_unchanged")
+                   .add("config_version", static_cast<double>(version_))
+                   .to_json();
     return out;
   }
   // A changed field of another algorithm's section would change nothing the run does, restarted or
@@ -205,12 +207,9 @@ HotReload::Outcome HotReload::apply(engine::ExperimentConfig& cfg, double elapse
   out.message = "reload #" + std::to_string(version_) + " applied" + by + ": " + diff.summary();
   progress.finish();
   std::cerr << "moonseed: " << out.message << "\n";
-  out.json = "{\"event\": \"reload\", \"origin\": " + base::json_quote(origin) +
-             ", \"config_version\": " + std::to_string(version_) + ", \"changes\": " + diff.to_json() + "}";
-  row.add("event", "reload").add("origin", origin).add("config_version", static_cast<double>(version_))
-      .add_json("changes", diff.to_json());
-  record(row);
-  return out;
+  return record(std::move(out), elapsed_s,
+                engine::MetricsRow().add("event", "reload").add("origin", origin).add(
+                    "config_version", static_cast<double>(version_)).add_json("changes", diff.to_json()));
 }
 
 HotReload::Outcome HotReload::refuse(double elapsed_s, Progress& progress, const std::string& origin,
@@ -222,14 +221,10 @@ HotReload::Outcome HotReload::refuse(double elapsed_s, Progress& progress, const
                 ", nothing changed: " + reason;
   progress.finish();
   std::cerr << "moonseed: " << out.message << "\n";
-  out.json = "{\"event\": \"reload_refused\", \"origin\": " + base::json_quote(origin) +
-             ", \"fields\": " + json_list(fields) + ", \"changes\": " + changes_json + "}";
-  engine::MetricsRow row;
-  row.add("time_s", elapsed_s).add("event", "reload_refused").add("origin", origin)
-      .add_json("fields", json_list(fields)).add_json("changes", changes_json);
-  record(row);
   broken_ = true;
-  return out;
+  return record(std::move(out), elapsed_s,
+                engine::MetricsRow().add("event", "reload_refused").add("origin", origin).add_json(
+                    "fields", json_list(fields)).add_json("changes", changes_json));
 }
 
 }  // namespace moonseed::cli

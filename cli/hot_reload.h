@@ -105,7 +105,8 @@ class HotReload {
   // Prints and records a refusal for `reason`; the run keeps its config.
   Outcome refuse(double elapsed_s, Progress& progress, const std::string& origin, const std::string& reason,
                  const std::vector<std::string>& fields, const std::string& changes_json);
-  void record(engine::MetricsRow& row);
+  // Writes `event` as a metrics.jsonl row (with time_s first) and as `out.json`: one text for both.
+  Outcome record(Outcome out, double elapsed_s, const engine::MetricsRow& event);
 
   std::string script_;
   std::vector<std::string> overrides_;
