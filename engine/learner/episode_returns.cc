@@ -2,8 +2,6 @@
 
 #include <limits>
 
-#include "base/check.h"
-#include "envs/env.h"
 
 namespace moonseed::engine {
 
@@ -23,38 +21,10 @@ double RecentMean::mean() const {
   return sum / static_cast<double>(values_.size());
 }
 
-EnvReturns::EnvReturns(int num_slots)
-    : running_(static_cast<size_t>(num_slots), 0.0), ended_(static_cast<size_t>(num_slots), 0.0) {}
-
-void EnvReturns::observe(int slot, float env_reward, uint8_t flags) {
-  base::require_index(slot, static_cast<int>(running_.size()), "EnvReturns::observe: slot");
-  double& running = running_[static_cast<size_t>(slot)];
-  if (flags & envs::kFirst) {
-    running = 0;
-    return;
-  }
-  running += env_reward;
-  if (flags & (envs::kTerminated | envs::kTruncated)) {
-    ended_[static_cast<size_t>(slot)] = running;
-    running = 0;
-  }
-}
-
-void EnvReturns::reset_slot(int slot) {
-  base::require_index(slot, static_cast<int>(running_.size()), "EnvReturns::reset_slot: slot");
-  running_[static_cast<size_t>(slot)] = 0;
-}
-
-double EnvReturns::ended(int slot) const {
-  base::require_index(slot, static_cast<int>(ended_.size()), "EnvReturns::ended: slot");
-  return ended_[static_cast<size_t>(slot)];
-}
-
-EpisodeCounts EpisodeMeans::add(const std::vector<EpisodeResult>& finished, const EnvReturns& env_returns,
-                                const std::vector<bool>& eval_slot) {
+EpisodeCounts EpisodeMeans::add(const std::vector<EpisodeResult>& finished, const std::vector<bool>& eval_slot) {
   EpisodeCounts counts;
   for (const EpisodeResult& e : finished) {
-    const double env_return = env_returns.ended(e.slot);
+    const double env_return = e.env_return;
     if (eval_slot[static_cast<size_t>(e.slot)]) {
       eval_returns_.add(env_return);
       eval_shaped_returns_.add(e.episode_return);

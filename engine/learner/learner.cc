@@ -49,7 +49,6 @@ void Learner::Impl::inference_loop() {
           // May block (V-trace: the FIFO is full): that holds every actor back.
           const float env_reward = b.env_rewards.empty() ? b.rewards[i] : b.env_rewards[i];
           agent->observe(slot, dst + i * obs_bytes, b.rewards[i], b.flags[i], b.config_version, env_reward);
-          env_returns.observe(slot, env_reward, b.flags[i]);
         }
       } catch (const std::exception& e) {
         // The gateway lets no such batch through; should one come anyway, it
@@ -83,7 +82,6 @@ void Learner::Impl::inference_loop() {
 void Learner::Impl::drop_request(const StepRequest& r, uint32_t observed, const std::string& reason) {
   for (uint32_t i = 0; i < observed; ++i) {
     agent->reset_slot(static_cast<int>(r.slot_begin + i));
-    env_returns.reset_slot(static_cast<int>(r.slot_begin + i));
   }
   gateway.refuse(r.link, reason);
 }
@@ -143,7 +141,7 @@ void Learner::Impl::fail(const std::string& why) {
 
 void Learner::Impl::count_episodes(const std::vector<EpisodeResult>& finished) {
   base::MutexLock lock(stats_mu);
-  const EpisodeCounts counts = episode_means.add(finished, env_returns, eval_slot);
+  const EpisodeCounts counts = episode_means.add(finished, eval_slot);
   episodes += counts.episodes;
   eval_episodes += counts.eval_episodes;
 }

@@ -138,7 +138,6 @@ struct Learner::Impl {
   };
   mutable base::Mutex stats_mu;
   EpisodeMeans episode_means GUARDED_BY(stats_mu);
-  EnvReturns env_returns{cfg.topology.actors * cfg.topology.envs_per_actor};  // inference thread
   std::atomic<bool> reward_shaping{!cfg.reward_shaping.source.empty()};
   LastStep last_step GUARDED_BY(stats_mu);
   const std::vector<bool> eval_slot = evaluation_slots(cfg);

@@ -158,14 +158,16 @@ void UnrollStore::complete_step(int slot_id, Slot& s, float reward, float env_re
   u.terminated[t] = terminated ? 1 : 0;
   u.truncated[t] = truncated ? 1 : 0;
   s.episode_return += reward;
+  s.env_episode_return += env_reward;
   s.episode_length += 1;
   if (!terminated && !truncated) return;
   if (s.episode_seen) {
-    finished_.push_back({slot_id, s.episode_return, s.episode_length, !terminated});
+    finished_.push_back({slot_id, s.episode_return, s.episode_length, !terminated, s.env_episode_return});
     ++stats_.episodes;
   }
   s.episode_seen = false;
   s.episode_return = 0;
+  s.env_episode_return = 0;
   s.episode_length = 0;
 }
 
@@ -193,6 +195,7 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
       ++stats_.interrupted_episodes;
       s.t = -1;
       s.episode_return = 0;
+      s.env_episode_return = 0;
       s.episode_length = 0;
     } else {
       complete_step(slot, s, reward, env_reward.value_or(reward), flags);
@@ -201,6 +204,7 @@ UnrollPtr UnrollStore::observe(int slot, const uint8_t* obs, float reward, uint8
   if (first) {
     s.episode_seen = true;
     s.episode_return = 0;
+    s.env_episode_return = 0;
     s.episode_length = 0;
   }
   // A new episode for the log: one that starts here, or one whose start this
@@ -288,6 +292,7 @@ void UnrollStore::reset_slot(int slot) {
   s.awaiting_action = false;
   s.episode_seen = false;
   s.episode_return = 0;
+  s.env_episode_return = 0;
   s.episode_length = 0;
 }
 

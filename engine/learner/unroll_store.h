@@ -148,9 +148,10 @@ class UnrollPool : public std::enable_shared_from_this<UnrollPool> {
 // (kFirst) the store saw.
 struct EpisodeResult {
   int32_t slot = 0;
-  double episode_return = 0;  // sum of rewards
+  double episode_return = 0;  // sum of the rewards training used (shaped when shaping is on)
   int64_t length = 0;         // actions taken in the episode
   bool truncated = false;     // ended by kTruncated rather than kTerminated
+  double env_return = 0;      // sum of the env's own rewards (before shaping)
 };
 
 struct UnrollStoreStats {
@@ -203,6 +204,7 @@ class UnrollStore {
     bool awaiting_action = false; // observed x_t, act() not called yet
     bool episode_seen = false;    // this episode started with a kFirst we saw
     double episode_return = 0;
+    double env_episode_return = 0;
     int64_t episode_length = 0;
     int64_t episode_id = -1;      // of the slot's latest observation
     int64_t episode_step = 0;     // ... and its index within the episode

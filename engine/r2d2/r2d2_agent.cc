@@ -128,7 +128,7 @@ class R2d2Agent : public Agent {
 
   void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, uint64_t config_version,
                float env_reward) override {
-    core_.observe(slot, obs, reward, flags);
+    core_.observe(slot, obs, reward, flags, env_reward);
     if (record_store_ && !eval_slot_[static_cast<size_t>(slot)]) {
       // A full recorder queue under "backpressure" holds the inference thread here.
       if (UnrollPtr done = record_store_->observe(slot, obs, reward, flags, config_version, env_reward)) {

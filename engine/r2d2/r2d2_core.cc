@@ -96,8 +96,9 @@ R2d2Core::R2d2Core(const R2d2CoreConfig& config, const envs::EnvSpec& env, int n
 
 R2d2Core::~R2d2Core() { close(); }
 
-void R2d2Core::observe(int slot, const uint8_t* obs, float reward, uint8_t flags) {
-  recorder_.observe(slot, obs, reward, flags);
+void R2d2Core::observe(int slot, const uint8_t* obs, float reward, uint8_t flags,
+                       std::optional<float> env_reward) {
+  recorder_.observe(slot, obs, reward, flags, env_reward);
 }
 
 torch::Tensor R2d2Core::act(const std::vector<int64_t>& slots, const torch::Tensor& obs,

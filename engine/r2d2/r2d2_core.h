@@ -96,7 +96,8 @@ class R2d2Core {
   R2d2Core& operator=(const R2d2Core&) = delete;
 
   // Inference thread.
-  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags);
+  // env_reward: the env's own reward when `reward` was shaped (SequenceRecorder::observe).
+  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, std::optional<float> env_reward = {});
   // obs [n, obs...] in the observation's dtype, one row per slot, each slot
   // observed just before. Returns the actions, [n] int64 on the CPU, and when
   // `behaviour_logp` is given, their log-probabilities under the

@@ -65,24 +65,27 @@ void SequenceRecorder::forget(Slot& s) {
   s.awaiting_action = false;
   s.episode_seen = false;
   s.episode_return = 0;
+  s.env_episode_return = 0;
   s.episode_length = 0;
   s.assembler.reset();
 }
 
-void SequenceRecorder::complete_step(int slot_id, Slot& s, float reward, uint8_t flags) {
+void SequenceRecorder::complete_step(int slot_id, Slot& s, float reward, float env_reward, uint8_t flags) {
   const bool terminated = s.pending_valid && (flags & envs::kTerminated) != 0;
   const bool truncated = s.pending_valid && !terminated && (flags & envs::kTruncated) != 0;
   const float r = s.pending_valid ? reward : 0.f;
   s.pending = false;
   if (s.pending_valid) {
     s.episode_return += r;
+    s.env_episode_return += env_reward;
     s.episode_length += 1;
     if (terminated || truncated) {
       if (s.episode_seen) {
-        finished_.push_back(EpisodeResult{slot_id, s.episode_return, s.episode_length, truncated});
+        finished_.push_back(EpisodeResult{slot_id, s.episode_return, s.episode_length, truncated, s.env_episode_return});
       }
       s.episode_seen = false;
       s.episode_return = 0;
+      s.env_episode_return = 0;
       s.episode_length = 0;
     }
   }
@@ -120,7 +123,8 @@ void SequenceRecorder::set_recorded(int slot, bool recorded) {
   s.recorded = recorded;
 }
 
-void SequenceRecorder::observe(int slot, const uint8_t* obs, float reward, uint8_t flags) {
+void SequenceRecorder::observe(int slot, const uint8_t* obs, float reward, uint8_t flags,
+                               std::optional<float> env_reward) {
   Slot& s = slot_at(slot, "observe");
   if (s.awaiting_action) {
     throw std::logic_error("SequenceRecorder::observe: slot " + std::to_string(slot) +
@@ -130,7 +134,7 @@ void SequenceRecorder::observe(int slot, const uint8_t* obs, float reward, uint8
   if (first && s.pending && s.pending_valid) {
     forget(s);  // restarted mid-episode: the partial block and sequences would straddle the cut
   }
-  if (s.pending) complete_step(slot, s, reward, flags);
+  if (s.pending) complete_step(slot, s, reward, env_reward.value_or(reward), flags);
 
   const bool starts = first || !s.seen;
   s.prev_action = starts ? -1 : s.last_action;
@@ -139,6 +143,7 @@ void SequenceRecorder::observe(int slot, const uint8_t* obs, float reward, uint8
   if (first) {
     s.episode_seen = true;
     s.episode_return = 0;
+    s.env_episode_return = 0;
     s.episode_length = 0;
   }
   s.seen = true;

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <map>
 #include <string>
 #include <vector>
@@ -66,7 +67,8 @@ class SequenceRecorder {
   // r2d2_start_columns(lstm) and outlive the recorder.
   SequenceRecorder(int num_slots, const envs::EnvSpec& env, int64_t lstm, SequenceReplay& replay);
 
-  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags);
+  // env_reward: the env's own reward when `reward` was shaped (default: reward itself).
+  void observe(int slot, const uint8_t* obs, float reward, uint8_t flags, std::optional<float> env_reward = {});
   // h and c: `lstm` floats each (ignored when lstm == 0; may be null then).
   // q_taken, q_greedy: the acting net's values (NaN when no net acted).
   void act(int slot, int64_t action, const float* h, const float* c, float q_taken, float q_greedy);
@@ -123,6 +125,7 @@ class SequenceRecorder {
     bool episode_seen = false;     // the episode started with a kFirst we saw
     bool recorded = true;          // false: evaluation env, its blocks are dropped
     double episode_return = 0;
+    double env_episode_return = 0;
     int64_t episode_length = 0;
     SequenceAssembler assembler;
     // The acting values of the last sequence_length recorded steps: step k of
@@ -137,7 +140,7 @@ class SequenceRecorder {
   Slot& slot_at(int slot, const char* what);
   const Slot& slot_at(int slot, const char* what) const;
   // Completes the pending step with what a_t produced; flushes a full block.
-  void complete_step(int slot_id, Slot& s, float reward, uint8_t flags);
+  void complete_step(int slot_id, Slot& s, float reward, float env_reward, uint8_t flags);
   void forget(Slot& s);
 
   SequenceReplay& replay_;

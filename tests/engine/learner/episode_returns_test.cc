@@ -10,29 +10,25 @@
 namespace moonseed::engine {
 namespace {
 
-// An UnrollStore (what the V-trace agent sums its episodes with) and the
-// learner's EnvReturns fed the same steps: the actor's shaping adds 10 to
-// every env reward, as a shaping function that pays a bonus per step would.
+// An UnrollStore (what the V-trace agent sums its episodes with, both returns
+// in one place): the actor's shaping adds 10 to every env reward, as a shaping
+// function that pays a bonus per step would.
 class Slots {
  public:
-  explicit Slots(int n) : store_(n, UnrollPool::create(shape())), env_(n) {}
+  explicit Slots(int n) : store_(n, UnrollPool::create(shape())) {}
 
   void step(int slot, float env_reward, uint8_t flags) {
     const float obs[2] = {0.f, 0.f};
     const float shaped = (flags & envs::kFirst) ? 0.f : env_reward + 10.f;
     store_.observe(slot, reinterpret_cast<const uint8_t*>(obs), shaped, flags, 0, env_reward);
-    env_.observe(slot, env_reward, flags);
     const int64_t action = 0;
     store_.act(slot, &action, 0.f, 0);
   }
-  void reset_slot(int slot) {
-    store_.reset_slot(slot);
-    env_.reset_slot(slot);
-  }
+  void reset_slot(int slot) { store_.reset_slot(slot); }
   EpisodeCounts count(EpisodeMeans& means, const std::vector<bool>& eval_slot) {
     std::vector<EpisodeResult> finished;
     store_.take_finished_episodes(finished);
-    return means.add(finished, env_, eval_slot);
+    return means.add(finished, eval_slot);
   }
 
  private:
@@ -43,7 +39,6 @@ class Slots {
     return s;
   }
   UnrollStore store_;
-  EnvReturns env_;
 };
 
 TEST(EpisodeReturns, EachFinishedEpisodeHasTheEnvsOwnReturnBesideTheShapedOne) {

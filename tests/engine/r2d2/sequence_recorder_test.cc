@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "engine/r2d2/r2d2_trainer.h"
@@ -121,6 +122,33 @@ TEST(SequenceRecorder, AnEpisodeEndIsMarkedOnItsLastActionAndTheFinalObservation
     EXPECT_EQ(episodes[0].length, 2);
     EXPECT_EQ(episodes[0].truncated, !terminated);
   }
+}
+
+// With reward shaping the recorder trains on the shaped reward and sums the env's own beside it:
+// each finished episode carries both returns (the learner reports both, engine/learner/episode_returns.h).
+TEST(SequenceRecorder, AnEpisodeCarriesTheEnvsOwnReturnBesideTheShapedOne) {
+  Rig rig;
+  const float x = 0;
+  auto step = [&](float shaped, std::optional<float> env, uint8_t flags) {
+    rig.recorder->observe(0, reinterpret_cast<const uint8_t*>(&x), shaped, flags, env);
+    const float h[kLstm] = {0, 0};
+    rig.recorder->act(0, 0, h, h, 0, 0);
+  };
+  step(0, 0.f, envs::kFirst);
+  step(11, 1.f, 0);
+  step(12, 2.f, envs::kTerminated);
+  step(0, 0.f, envs::kFirst);
+  step(15, 5.f, 0);
+  rig.recorder->reset_slot(0);  // its actor went away: the partial episode is forgotten
+  step(0, 0.f, envs::kFirst);
+  step(4, std::nullopt, envs::kTruncated);  // no env reward sent: the reward is the env's
+  std::vector<EpisodeResult> episodes;
+  rig.recorder->take_finished_episodes(episodes);
+  ASSERT_EQ(episodes.size(), 2u);
+  EXPECT_EQ(episodes[0].episode_return, 23);
+  EXPECT_EQ(episodes[0].env_return, 3);
+  EXPECT_EQ(episodes[1].episode_return, 4);
+  EXPECT_EQ(episodes[1].env_return, 4);
 }
 
 TEST(SequenceRecorder, AnUnrecordedSlotFeedsNoSequencesButReportsItsEpisodesAndWhatTheNetIsFed) {
