@@ -18,7 +18,7 @@
 //   core.nn.preset(name)           -> the layer list of a model preset ("nature_cnn", ...)
 //   core.sections      the algorithms' config sections, by name (init.lua makes ms.<name>)
 //   core.r2d2.value_rescale / inverse_value_rescale / n_step_targets / priorities /
-//             ape_x_epsilon       R2D2's math on one stream (engine/r2d2/lua/lua_r2d2_api.cc)
+//             ape_x_epsilon       R2D2's math on one stream (scripts/algos/r2d2/lua_r2d2_api.cc)
 //   core.log.open(path)            -> an experience log to read: log:info(), log:episodes{...},
 //                                     log:steps{...}, log:problems(), log:close() (lua_log_api.cc)
 //

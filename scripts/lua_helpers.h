@@ -2,7 +2,7 @@
 // beside its section tagger (docs/algorithms-design.md): its math on plain arrays, for tests and
 // for users who check a formula by hand.
 //
-//   // engine/r2d2/lua/lua_r2d2_api.cc
+//   // scripts/algos/r2d2/lua_r2d2_api.cc
 //   void push_r2d2_api(lua_State* L) { ... leaves one table on the stack ... }
 //   const LuaHelpersRegistration kHelpers("r2d2", &push_r2d2_api);
 //
