@@ -55,7 +55,7 @@ int export_command(const Args& args) {
   const envs::EnvSpec& spec = run.spec;  // as the learner describes it, described once
 
   models::ExportOrigin origin{dir.run_id(), std::filesystem::path(checkpoint).filename().string(), -1,
-                              config.env.wrappers};
+                              config.env.wrappers, config.algo};
   const models::Exported exported = engine::export_net(config, spec, checkpoint, origin);
   models::save_exported(exported, output);
   std::cout << "moonseed export: wrote " << output << " (" << config.algo << " on " << spec.id << ", "

@@ -191,6 +191,9 @@ std::string wrapper_list_json(const envs::WrapperList& wrappers) {
 
 // The spec JSON; `model` is the algorithm's model object, `inputs` and
 // `outputs` name forward's arguments and results.
+// The algorithm a policy net's spec names: the one that trained it.
+std::string policy_algo(const ExportOrigin& origin) { return origin.algo.empty() ? "vtrace" : origin.algo; }
+
 std::string spec_json(const std::string& algo, const envs::EnvSpec& env, const std::string& model,
                       const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
                       const ExportOrigin& origin) {
@@ -257,7 +260,7 @@ Exported export_recurrent_policy(const PolicyNetImpl& net, const ModelSpec& mode
   const std::string model_json = "{\"kind\": " + base::json_quote(model.kind) +
                                  ", \"layers\": " + layer_list(model_layers(model)) + ", \"lstm\": " + lstm + "}";
   Exported exported;
-  exported.spec_json = spec_json("vtrace", env, model_json, {"obs", "prev_action", "prev_reward", "state"},
+  exported.spec_json = spec_json(policy_algo(origin), env, model_json, {"obs", "prev_action", "prev_reward", "state"},
                                  {net.discrete() ? "logits" : "mean", "value", "state"}, origin);
   exported.module = s.build("MoonseedRecurrentPolicy", exported.spec_json);
   return exported;
@@ -307,7 +310,7 @@ Exported export_policy_net(const PolicyNetImpl& net, const ModelSpec& model, con
                            ", \"shared_torso\": " + (model.shared_torso ? "true" : "false") + "}";
   const std::vector<std::string> outputs = {discrete ? "logits" : "mean", "value"};
   Exported exported;
-  exported.spec_json = spec_json("vtrace", env, model_json, {"obs"}, outputs, origin);
+  exported.spec_json = spec_json(policy_algo(origin), env, model_json, {"obs"}, outputs, origin);
   exported.module = s.build("MoonseedPolicy", exported.spec_json);
   return exported;
 }

@@ -53,6 +53,7 @@ struct ExportOrigin {
   std::string checkpoint;  // "ckpt-1200.pt"
   int64_t step = -1;       // its optimizer step
   envs::WrapperList env_wrappers;  // the spec's "env_wrappers": [{"kind": "frame_stack", "n": 4}, ...]
+  std::string algo;                // the spec's "algo" for a policy net ("vtrace", "appo"); empty: "vtrace"
 };
 
 struct Exported {

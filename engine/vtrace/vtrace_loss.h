@@ -24,6 +24,7 @@
 #include "engine/config/experiment_config.h"
 #include "engine/vtrace/config/vtrace_config.h"
 #include "engine/learner/unroll_batch.h"
+#include "engine/vtrace/targets/vtrace.h"
 #include "models/policy_net.h"
 
 namespace moonseed::engine {
@@ -44,5 +45,8 @@ struct LossTerms {
 // * valid_t) / valid steps (a warm start from logged unrolls).
 LossTerms vtrace_loss(models::PolicyNet& model, const UnrollBatch& batch,
                       const VTraceConfig& config, double bc_cost = 0);
+
+// The section's lambda and clips.
+VTraceParams vtrace_params(const VTraceConfig& config);
 
 }  // namespace moonseed::engine

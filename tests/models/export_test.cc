@@ -77,7 +77,7 @@ struct Cases {
   }
 };
 
-const ExportOrigin kOrigin{"test-run", "ckpt-7.pt", 7, {}};
+const ExportOrigin kOrigin{"test-run", "ckpt-7.pt", 7, {}, ""};
 
 void add_policy_case(Cases& cases, const std::string& name, const ModelSpec& model, const envs::EnvSpec& env) {
   PolicyNet net(model, env);

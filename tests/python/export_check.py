@@ -16,6 +16,8 @@ import sys
 import torch
 
 TOLERANCE = 1e-5
+# Algorithms whose export is a policy net (logits or mean, and value): the actor-critics.
+POLICY_ALGOS = ("vtrace", "appo")
 
 
 def fail(case, what):
@@ -47,7 +49,7 @@ def check(case):
     obs_dtype = {"uint8": torch.uint8, "float32": torch.float32}[spec["observation"]["dtype"]]
     worst = 0.0
     with torch.no_grad():
-        if spec["algo"] == "vtrace" and spec["inputs"] == ["obs", "prev_action", "prev_reward", "state"]:
+        if spec["algo"] in POLICY_ALGOS and spec["inputs"] == ["obs", "prev_action", "prev_reward", "state"]:
             discrete = spec["action"]["kind"] == "discrete"
             if spec["outputs"] != ["logits" if discrete else "mean", "value", "state"]:
                 fail(case, f"outputs {spec['outputs']}")
@@ -62,7 +64,7 @@ def check(case):
                         close(case, "c after call 2", state[1], data.c2))
             if not discrete:
                 worst = max(worst, close(case, "log_std", policy.log_std, data.log_std))
-        elif spec["algo"] == "vtrace":
+        elif spec["algo"] in POLICY_ALGOS:
             discrete = spec["action"]["kind"] == "discrete"
             if spec["outputs"] != ["logits" if discrete else "mean", "value"] or spec["inputs"] != ["obs"]:
                 fail(case, f"inputs {spec['inputs']} and outputs {spec['outputs']}")

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/vtrace/vtrace.h"
+#include "engine/vtrace/targets/vtrace.h"
 #include "scripts/lua_arrays.h"
 #include "scripts/lua_helpers.h"
 #include "scripts/lua_state.h"

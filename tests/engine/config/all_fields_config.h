@@ -2,11 +2,45 @@
 // and schema coverage tests use it, so a field the schema misses shows up.
 #pragma once
 
+#include <cmath>
+#include <string>
+
 #include "engine/config/experiment_config.h"
+#include "engine/config/schema.h"
+#include "engine/config/section_registry.h"
 #include "engine/r2d2/config/r2d2_config.h"
 #include "engine/vtrace/config/vtrace_config.h"
 
 namespace moonseed::test {
+
+// Every field of every registered section but the two set by hand below (APPO's, a test
+// algorithm's): a value of its type, inside its range, other than its default. So a section
+// registered from an algorithm's folder needs no line here.
+inline void change_other_sections(engine::ExperimentConfig& c) {
+  using engine::FieldType;
+  for (const engine::FieldSchema& f : engine::config_schema()) {
+    const std::string section = f.path.substr(0, f.path.find('.'));
+    if (section == "vtrace" || section == "r2d2" || engine::find_section(section) == nullptr) continue;
+    const engine::FieldValue value = f.get(c);
+    if (f.type == FieldType::kNumber) {
+      const double d = std::get<double>(value);
+      double changed = std::isfinite(f.max) ? (d + f.max) / 2 : d * 1.5 + 0.25;
+      if (changed == d) changed = (d + f.min) / 2;
+      f.set(c, changed);
+    } else if (f.type == FieldType::kInteger) {
+      const int64_t i = std::get<int64_t>(value);
+      f.set(c, static_cast<int64_t>(i + 1 <= f.max ? i + 1 : i - 1));
+    } else if (f.type == FieldType::kBool) {
+      f.set(c, !std::get<bool>(value));
+    } else if (f.type == FieldType::kString) {
+      std::string changed = std::get<std::string>(value) + "x";
+      for (const std::string& a : f.allowed) {
+        if (a != std::get<std::string>(value)) changed = a;
+      }
+      f.set(c, changed);
+    }
+  }
+}
 
 inline engine::ExperimentConfig config_with_every_field_changed() {
   engine::ExperimentConfig c;
@@ -127,6 +161,7 @@ inline engine::ExperimentConfig config_with_every_field_changed() {
       "  end";
   c.reward_shaping.chunk_name = "@exp.lua";
   c.reward_shaping.first_line = 12;
+  change_other_sections(c);
   return c;
 }
 

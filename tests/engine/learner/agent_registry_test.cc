@@ -55,7 +55,7 @@ TEST(AgentRegistry, AnAlgoWithoutAnExportIsRefusedNamingThoseThatHaveOne) {
     export_net(with_algo("nonesuch"), spec, "/nonexistent.pt", origin);
     FAIL() << "exported an unknown algorithm";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), "algo \"nonesuch\" has no export (algorithms with one: r2d2, vtrace)");
+    EXPECT_EQ(std::string(e.what()), "algo \"nonesuch\" has no export (algorithms with one: appo, r2d2, vtrace)");
   }
 }
 

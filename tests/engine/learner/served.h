@@ -6,13 +6,34 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "engine/learner/agent.h"
 #include "engine/learner/learner.h"
+#include "envs/env.h"
 #include "rpc/server.h"
 
 namespace moonseed::engine {
 
 // One actor of two CartPole envs in one group, a tiny net, batches of one unroll of 2.
+// `steps` observations of random CartPole-sized observations (4 floats) in each env slot
+// k < lengths.size(), each acted on: slot k plays episodes of lengths[k] steps (ending
+// terminated), so episodes start and end inside unrolls.
+inline void play_episodes(Agent& agent, int steps, const std::vector<int64_t>& lengths) {
+  std::vector<int64_t> t_in_episode(lengths.size(), 0);
+  for (int step = 0; step < steps; ++step) {
+    for (size_t slot = 0; slot < lengths.size(); ++slot) {
+      int64_t& t = t_in_episode[slot];
+      const uint8_t flags = t == 0 ? envs::kFirst : t == lengths[slot] ? envs::kTerminated : 0;
+      const torch::Tensor obs = torch::randn({1, 4}) * 2;
+      agent.observe(static_cast<int>(slot), static_cast<const uint8_t*>(obs.data_ptr()), t == 0 ? 0.f : 1.f, flags,
+                    0, 1.f);
+      agent.act({static_cast<int64_t>(slot)}, obs, 0);
+      t = (flags & envs::kTerminated) ? 0 : t + 1;
+    }
+  }
+}
+
 inline ExperimentConfig small_config() {
   ExperimentConfig c;
   c.topology.actors = 1;

@@ -109,18 +109,7 @@ TEST(VtraceAgentRecurrent, TrainingUnrollsFromTheStatesInferenceActedWith) {
   config.learner.queue_capacity = 32;
   const envs::EnvSpec spec = envs::make_env("CartPole-v1")->spec();
   std::unique_ptr<Agent> agent = make_agent(config, spec, torch::kCPU);
-  std::vector<int64_t> t_in_episode(2, 0);
-  const int64_t episode_length[2] = {7, 4};  // ends inside unrolls of 5 steps, at different steps
-  for (int step = 0; step < 40; ++step) {
-    for (int slot = 0; slot < 2; ++slot) {
-      int64_t& t = t_in_episode[static_cast<size_t>(slot)];
-      const uint8_t flags = t == 0 ? envs::kFirst : t == episode_length[slot] ? envs::kTerminated : 0;
-      const torch::Tensor obs = torch::randn({1, 4}) * 2;
-      agent->observe(slot, static_cast<const uint8_t*>(obs.data_ptr()), t == 0 ? 0.f : 1.f, flags, 0, 1.f);
-      agent->act({slot}, obs, 0);
-      t = (flags & envs::kTerminated) ? 0 : t + 1;
-    }
-  }
+  play_episodes(*agent, 40, {7, 4});  // episodes end inside unrolls of 5 steps, at different steps
   int batches = 0;
   while (agent->await_batch_for(std::chrono::milliseconds(200))) {
     const TrainReport report = agent->train(config, /*lr=*/0.0, 0);

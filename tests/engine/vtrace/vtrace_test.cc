@@ -1,7 +1,7 @@
 // V-trace against cases worked out by hand (T = 2 or 3, one trajectory), then
 // the tensor version against the vector version and a direct O(T^2) evaluation
 // of the IMPALA sum on random inputs.
-#include "engine/vtrace/vtrace.h"
+#include "engine/vtrace/targets/vtrace.h"
 
 #include <cmath>
 #include <random>

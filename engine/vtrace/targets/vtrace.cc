@@ -1,4 +1,4 @@
-#include "engine/vtrace/vtrace.h"
+#include "engine/vtrace/targets/vtrace.h"
 
 #include <algorithm>
 #include <cmath>
