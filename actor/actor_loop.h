@@ -33,7 +33,7 @@
 namespace moonseed::actor {
 
 // What the actor does with each group's step besides sending it, plugged in
-// by the binary (cli/actor_command.cc plugs reward shaping written in Lua);
+// by the binary (cli/actor/actor_command.cc plugs reward shaping written in Lua);
 // the actor loop knows nothing of payloads. Called from the actor's thread
 // only, so implementations need no locking.
 class GroupHook {

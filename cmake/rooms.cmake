@@ -157,6 +157,14 @@ function(moonseed_algorithm_lua target)
   set_property(GLOBAL APPEND PROPERTY MOONSEED_ALGORITHM_LUAS ${target})
 endfunction()
 
+# moonseed_binary(<target>): one of the binaries users run (cli/*/): a room of its own for the
+# layering check (it may include what it links), written beside the other two in the build dir.
+function(moonseed_binary target)
+  file(RELATIVE_PATH dir ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  set_target_properties(${target} PROPERTIES MOONSEED_ROOM_DIR "${dir}" RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+  set_property(GLOBAL APPEND PROPERTY MOONSEED_LIBRARIES ${target})
+endfunction()
+
 function(moonseed_check_layering)
   get_property(libraries GLOBAL PROPERTY MOONSEED_LIBRARIES)
   set(table "")

@@ -151,7 +151,7 @@ struct ChildOutput {
   std::string err;
   int status = 0;
   bool timed_out = false;
-  // Another thread's waitpid(-1) (cli/local_actors.cc reaps its actors so) took the status.
+  // Another thread's waitpid(-1) (cli/engine/local_actors.cc reaps its actors so) took the status.
   bool status_unknown = false;
 };
 

@@ -5,7 +5,7 @@
 //   request: COMMAND [ARGUMENTS]        e.g. "status", "set optimizer.lr 3e-4"
 //   reply:   a JSON object              {"ok": true, "result": ...} or
 //                                       {"ok": false, "error": "..."}
-// Commands and their meaning belong to the run (cli/run_control.h); this file
+// Commands and their meaning belong to the run (cli/engine/run_control.h); this file
 // only moves lines. A request line longer than kMaxControlLine bytes closes
 // that client with an error reply; other clients go on. A client that sends
 // requests and does not read the replies is not read from while

@@ -58,7 +58,7 @@ struct TopologyConfig {
   std::string transport = "unix";  // "unix" | "tcp"
   std::string listen;              // "" = choose (unix: RUN_DIR/learner.sock; tcp: 127.0.0.1:0)
   double actor_timeout_s = 30;     // an actor silent this long (or 20 of its step times) is hung; 0 = never
-  // A local actor slot that keeps dying (cli/local_actors.h RestartPolicy): this many deaths within
+  // A local actor slot that keeps dying (cli/engine/local_actors.h RestartPolicy): this many deaths within
   // actor_death_window_s park it (0 = never); the first half restart at once, the rest back off
   // 1 s doubling to actor_max_backoff_s.
   int actor_deaths_to_park = 10;

@@ -1,7 +1,7 @@
 // Each actor slot as the learner sees it now: who is connected, from where,
 // how much it sent and how often it came back. The learner keeps the counts
 // (ActorGateway); `moonseed ctl status` and the dashboard show them, with a
-// rate per actor worked out between two log ticks (cli/actor_rates.h).
+// rate per actor worked out between two log ticks (cli/engine/actor_rates.h).
 // Plain values, no LibTorch.
 #pragma once
 

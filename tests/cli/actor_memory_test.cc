@@ -1,8 +1,8 @@
-// What local actors hold in memory (cli/actor_memory.cc), measured on real
+// What local actors hold in memory (cli/engine/actor_memory.cc), measured on real
 // processes: a process group whose members allocate and touch known amounts,
 // and a real OOM kill inside a memory cgroup the test makes (skipped without
 // root).
-#include "cli/actor_memory.h"
+#include "cli/engine/actor_memory.h"
 
 #include <signal.h>
 #include <sys/wait.h>

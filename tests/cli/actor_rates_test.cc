@@ -1,6 +1,6 @@
-// Each actor's rate between two log ticks (cli/actor_rates.cc), and the JSON
+// Each actor's rate between two log ticks (cli/engine/actor_rates.cc), and the JSON
 // `ctl status` holds under "actor_list".
-#include "cli/actor_rates.h"
+#include "cli/engine/actor_rates.h"
 
 #include <cmath>
 

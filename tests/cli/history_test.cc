@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/line_editor.h"
+#include "cli/console/line_editor.h"
 #include "tests/cli/pty_screen.h"
 
 namespace moonseed::cli {

@@ -1,4 +1,4 @@
-// The files `moonseed launch` writes (cli/launch.h), from given topologies: the Slurm batch
+// The files `moonseed launch` writes (cli/engine/launch.h), from given topologies: the Slurm batch
 // script's srun lines, ranks, rendezvous and ports, checked by `bash -n`; the Kubernetes
 // manifests read back by a real YAML parser (tests/cli/k8s_manifest_check.py under Debian's
 // /usr/bin/python3), which must also refuse a copy with a broken selector.
@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cli/launch.h"
+#include "cli/engine/launch.h"
 
 namespace moonseed::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "cli/learner_group.h"
+#include "cli/engine/learner_group.h"
 
 #include <unistd.h>
 

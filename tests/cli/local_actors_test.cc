@@ -1,8 +1,8 @@
-// Local actor supervision (cli/local_actors.cc) with real processes: small
+// Local actor supervision (cli/engine/local_actors.cc) with real processes: small
 // shell scripts stand in for moonseed-actor, and the test says which of them
 // made progress (sent env steps) through the env_steps hook. The restart
 // policy is a pure function, driven here with made-up times.
-#include "cli/local_actors.h"
+#include "cli/engine/local_actors.h"
 
 #include <signal.h>
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
 // `moonseed log` on real files: each test writes experience logs with
 // LogWriter (six known unrolls over four episodes of two actors, in two
 // segments), runs the real binary on them and checks what it prints and its
-// exit code. The text helpers behind it (cli/log_text.h) are tested directly.
+// exit code. The text helpers behind it (cli/common/log_text.h) are tested directly.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/log_text.h"
+#include "cli/common/log_text.h"
 #include "explog/reader.h"
 #include "explog/writer.h"
 
@@ -733,7 +733,7 @@ TEST(LogUsage, AMissingPathExitsOneNamingIt) {
   EXPECT_NE(o.err.find("/nonexistent/moonseed-run does not exist"), std::string::npos) << o.err;
 }
 
-// ---- cli/log_text.h ----
+// ---- cli/common/log_text.h ----
 
 TEST(LogText, WallTimesPrintAsUtcWithNineFractionDigits) {
   EXPECT_EQ(format_wall_time(0), "1970-01-01T00:00:00.000000000Z");

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/lua_repl.h"
+#include "cli/console/lua_repl.h"
 #include "scripts/lua_api.h"
 #include "scripts/lua_state.h"
 

@@ -1,6 +1,6 @@
-// cli/run_report.h: the stop rules, the counters as JSON and checkpoint
+// cli/engine/run_report.h: the stop rules, the counters as JSON and checkpoint
 // pruning of `moonseed run`, on plain values (no learner, no LibTorch).
-#include "cli/run_report.h"
+#include "cli/engine/run_report.h"
 
 #include <cstdlib>
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/progress.h"
+#include "cli/engine/progress.h"
 
 namespace moonseed::cli {
 namespace {

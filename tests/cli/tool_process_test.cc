@@ -2,7 +2,7 @@
 // back as messages (bounded), a tool that exits early shows as a failed write and its status
 // rather than a SIGPIPE, a missing program names the Debian package, and an abandoned tool is
 // killed and reaped.
-#include "cli/tool_process.h"
+#include "cli/common/tool_process.h"
 
 #include <signal.h>
 #include <sys/wait.h>
