@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Every key `moonseed run` writes to metrics.jsonl is documented in docs/metrics.md.
 
-Runs short V-trace and R2D2 trainings of the shipped CartPole examples (real
+Runs short V-trace, APPO and R2D2 trainings of the shipped CartPole examples (real
 learner, real actor processes, experience recording and evaluation envs on,
 so those columns appear too), then checks every key of every row against the
 keys listed in the first column of docs/metrics.md's tables. The doc is read
@@ -54,6 +54,7 @@ def main():
     common = ["log.interval_s=0.25", "stop.seconds=4", "stop.return_mean=0", "record.enabled=true"]
     runs = {
         "V-trace": ("cartpole_vtrace.lua", []),
+        "APPO": ("cartpole_appo.lua", []),
         "R2D2": ("cartpole_r2d2.lua", ["stop.eval_return_mean=0", "r2d2.min_fill=64", "r2d2.capacity=1000",
                                        "topology.eval_envs_per_actor=1"]),
     }
@@ -76,7 +77,7 @@ def main():
         for key, algos in sorted(missing.items()):
             print("metrics.jsonl key `%s` (%s) is not in docs/metrics.md's tables" % (key, ", ".join(sorted(algos))))
         sys.exit(1)
-    print("every metrics.jsonl key of V-trace and R2D2 runs is documented in docs/metrics.md")
+    print("every metrics.jsonl key of V-trace, APPO and R2D2 runs is documented in docs/metrics.md")
 
 
 if __name__ == "__main__":
