@@ -87,8 +87,20 @@ EvalActing eval_acting(const ExperimentConfig& config) {
   return EvalActing{greedy, greedy ? "greedy" : "sampled"};
 }
 
-const AgentRegistration kRegistration("appo", {&make, &actor_critic_check_model, &actor_critic_export,
-                                               kActorCriticExportSignature, &eval_acting});
+const AgentRegistration kRegistration(
+    "appo", {&make, &actor_critic_check_model, &actor_critic_export, kActorCriticExportSignature, &eval_acting,
+             {{"loss_policy", "loss",
+               "the clipped surrogate term, averaged over the last batch's `epochs x minibatches` updates "
+               "([appo.md](appo.md#metrics))"},
+              {"loss_value", "loss", "the value term, averaged over the last batch's updates"},
+              {"loss_entropy", "loss", "the entropy term, averaged over the last batch's updates"},
+              {"loss_kl", "loss", "the KL penalty term (0 with `appo.kl_coef = 0`), averaged over the last batch's updates"},
+              {"clip_fraction", "fraction (0 to 1)",
+               "share of the last batch's valid steps whose ratio pi/mu left `[1 - clip, 1 + clip]`, averaged over its "
+               "updates"},
+              {"mean_rho", "ratio", "mean importance ratio pi/mu of the last batch at its first pass"},
+              {"policy_lag", "batches", "how many batches old the acting policy was, averaged over the last batch"},
+              {"entropy_cost", "coefficient", "the entropy coefficient the last batch used (it may follow a schedule)"}}});
 
 }  // namespace
 }  // namespace moonseed::engine

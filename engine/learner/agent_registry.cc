@@ -72,6 +72,33 @@ EvalActing eval_acting(const ExperimentConfig& config) {
   return found->second.eval_acting(config);
 }
 
+std::vector<MetricDoc> algorithm_metrics(const std::string& algo) {
+  const auto found = registry().find(algo);
+  return found == registry().end() ? std::vector<MetricDoc>{} : found->second.metrics;
+}
+
+std::string algorithm_metrics_markdown() {
+  std::string text = "| key | unit | written by | meaning |\n|---|---|---|---|\n";
+  for (const auto& [name, parts] : registry()) {
+    for (const MetricDoc& m : parts.metrics) {
+      text += std::string("| `") + m.name + "` | " + m.unit + " | " + name + " | " + m.meaning + " |\n";
+    }
+  }
+  return text;
+}
+
+std::string with_algorithm_metrics(const std::string& page) {
+  const std::string begin = "<!-- algorithm metrics";
+  const std::string end = "<!-- end of algorithm metrics -->";
+  const size_t b = page.find(begin);
+  const size_t e = page.find(end);
+  if (b == std::string::npos || e == std::string::npos || e < b) {
+    throw std::invalid_argument("the page has no \"" + begin + " ...\" and \"" + end + "\" lines");
+  }
+  const size_t body = page.find('\n', b) + 1;
+  return page.substr(0, body) + algorithm_metrics_markdown() + page.substr(e);
+}
+
 std::string export_signatures() {
   std::string text;
   for (const auto& [name, parts] : registry()) {

@@ -45,12 +45,22 @@ using EvalActingFn = EvalActing (*)(const ExperimentConfig& config);
 using ExportFn = models::Exported (*)(const ExperimentConfig& config, const envs::EnvSpec& spec,
                                       const std::string& checkpoint, models::ExportOrigin& origin);
 
+// One number an algorithm writes under its own name (TrainReport::metrics, AgentStats::metrics):
+// its metrics.jsonl key, its unit, and what it means. docs/metrics.md's table of the
+// algorithms' numbers is made from these (algorithm_metrics_markdown).
+struct MetricDoc {
+  const char* name;
+  const char* unit;
+  const char* meaning;
+};
+
 struct AlgorithmParts {
   AgentFactory make = nullptr;
   ModelCheck check_model = nullptr;
   ExportFn export_net = nullptr;       // null: `moonseed export` refuses the algorithm's runs
   const char* export_signature = "";   // the exported module's forward, for `moonseed export --help`
   EvalActingFn eval_acting = nullptr;  // null: sampled
+  std::vector<MetricDoc> metrics;      // every metric its agent reports
 };
 
 // `static const AgentRegistration kRegistration("vtrace", {&make, &check_model, ...});`
@@ -72,6 +82,18 @@ models::Exported export_net(const ExperimentConfig& config, const envs::EnvSpec&
 
 // How config.algo's evaluation envs act (EvalActingFn); sampled for an algorithm that does not say.
 EvalActing eval_acting(const ExperimentConfig& config);
+
+// The metrics `algo` declared (empty for an unknown algorithm).
+std::vector<MetricDoc> algorithm_metrics(const std::string& algo);
+
+// docs/metrics.md's table of the algorithms' own numbers: a header and one row per declared
+// metric, by algorithm name ("| `mean_q` | value (h-space) | r2d2 | mean Q of ... |").
+std::string algorithm_metrics_markdown();
+
+// `page` (docs/metrics.md's text) with the lines between its markers "<!-- algorithm metrics"
+// and "<!-- end of algorithm metrics -->" replaced by algorithm_metrics_markdown(). Throws
+// std::invalid_argument when a marker is missing.
+std::string with_algorithm_metrics(const std::string& page);
 
 // One line per algorithm with an export: "  NAME: SIGNATURE\n" (its lines after the first indented).
 std::string export_signatures();

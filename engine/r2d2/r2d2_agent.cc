@@ -405,7 +405,14 @@ EvalActing eval_acting(const ExperimentConfig& config) {
 
 const AgentRegistration kRegistration("r2d2", {&make, &check_model, &export_net,
                                                "forward(obs, prev_action, prev_reward, (h, c)) -> (q_values, (h, c))",
-                                               &eval_acting});
+                                               &eval_acting,
+                                               {{"mean_q", "value (h-space)", "mean Q of the last step's taken actions"},
+                                                {"mean_priority", "priority", "mean new priority of the last step's sequences"},
+                                                {"replay_size", "sequences", "sequences in the replay"},
+                                                {"explored_actions", "actions", "epsilon-random actions so far"},
+                                                {"replay_time_share", "fraction (0 to 1)",
+                                                 "of the training thread's busy time since the start, the part spent in "
+                                                 "the replay ([r2d2.md](r2d2.md#metrics))"}}});
 
 }  // namespace
 }  // namespace moonseed::engine

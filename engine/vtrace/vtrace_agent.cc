@@ -52,8 +52,15 @@ EvalActing eval_acting(const ExperimentConfig& config) {
   return EvalActing{greedy, greedy ? "greedy" : "sampled"};
 }
 
-const AgentRegistration kRegistration("vtrace", {&make, &actor_critic_check_model, &actor_critic_export,
-                                                 kActorCriticExportSignature, &eval_acting});
+const AgentRegistration kRegistration(
+    "vtrace", {&make, &actor_critic_check_model, &actor_critic_export, kActorCriticExportSignature, &eval_acting,
+               {{"loss_policy", "loss", "the policy-gradient term of the last step's loss"},
+                {"loss_baseline", "loss", "the baseline (value) term of the last step's loss"},
+                {"loss_entropy", "loss", "the entropy term of the last step's loss"},
+                {"mean_rho", "ratio", "mean importance ratio pi/mu of the last batch"},
+                {"policy_lag", "optimizer steps",
+                 "how many optimizer steps old the acting policy was, averaged over the last batch"},
+                {"entropy_cost", "coefficient", "the entropy coefficient the last step used (it may follow a schedule)"}}});
 
 }  // namespace
 }  // namespace moonseed::engine

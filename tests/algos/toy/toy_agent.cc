@@ -61,9 +61,11 @@ std::unique_ptr<engine::Agent> make(const ExperimentConfig& config, const envs::
 
 engine::EvalActing eval_acting(const ExperimentConfig&) { return {false, "sampled by the toy"}; }
 
-const engine::AgentRegistration kRegistration("toy", {&make, &engine::actor_critic_check_model,
-                                                      &engine::actor_critic_export,
-                                                      engine::kActorCriticExportSignature, &eval_acting});
+const engine::AgentRegistration kRegistration(
+    "toy", {&make, &engine::actor_critic_check_model, &engine::actor_critic_export,
+            engine::kActorCriticExportSignature, &eval_acting,
+            {{"toy_value_loss", "loss", "the value regression of the last step"},
+             {"policy_lag", "optimizer steps", "how many steps old the acting policy was"}}});
 
 }  // namespace
 }  // namespace moonseed::toy

@@ -5,6 +5,7 @@
 // real socket; its checkpoint restores, exports and evaluates.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -66,6 +67,8 @@ TEST_F(ToyAlgorithm, IsKnownToTheRegistriesTheSchemaAndTheConfigDocs) {
             std::string::npos);
   EXPECT_NE(docs.find("toy (a test's value regression)"), std::string::npos) << "the algo row's list";
   EXPECT_NE(engine::export_signatures().find("  toy: forward(obs)"), std::string::npos);
+  EXPECT_NE(engine::algorithm_metrics_markdown().find("| `toy_value_loss` | loss | toy | "), std::string::npos)
+      << "the metrics table of docs/metrics.md";
 }
 
 TEST_F(ToyAlgorithm, AScriptSelectsItAndCallsItsLuaHelperAndItsRowsValidateIt) {
@@ -116,6 +119,12 @@ TEST_F(ToyAlgorithm, ALearnerTrainsItAndItsCheckpointRestoresExportsAndEvaluates
     ASSERT_GE(stats.optimizer_steps, 3);
     EXPECT_TRUE(std::isfinite(stats.metric("toy_value_loss")));
     EXPECT_GT(stats.metric("toy_value_loss"), 0);
+    const std::vector<engine::MetricDoc> declared = engine::algorithm_metrics("toy");
+    for (const engine::Metric& m : stats.agent_metrics) {
+      EXPECT_TRUE(std::any_of(declared.begin(), declared.end(),
+                              [&](const engine::MetricDoc& d) { return m.name == d.name; }))
+          << m.name;
+    }
     client.close();
     s.learner.stop();
     s.learner.save_checkpoint(checkpoint, 1.0);

@@ -67,6 +67,12 @@ TEST(AppoAgent, ABatchTakesEpochsTimesMinibatchesStepsAndCountsItsFramesOnce) {
   EXPECT_TRUE(report.applied);
   EXPECT_EQ(hook_calls, 3 * 2);
   EXPECT_EQ(report.frames, 4 * 3) << "a batch's frames count once, not once per pass";
+  // Every metric it reports is one its registration declares (docs/metrics.md comes from those).
+  const std::vector<MetricDoc> declared = algorithm_metrics("appo");
+  for (const Metric& m : report.metrics) {
+    EXPECT_TRUE(std::any_of(declared.begin(), declared.end(), [&](const MetricDoc& d) { return m.name == d.name; }))
+        << m.name;
+  }
   EXPECT_NE(agent->weights_hash(), before);
   // A learner of a group with no batch this round all-reduces as often as the others.
   hook_calls = 0;

@@ -3,7 +3,9 @@
 #include "engine/learner/agent_registry.h"
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -80,6 +82,17 @@ TEST(AgentRegistry, ExportBuildsTheAlgorithmsNetFromItsCheckpoint) {
     EXPECT_NE(exported.spec_json.find("\"" + algo + "\""), std::string::npos) << exported.spec_json;
     agent->close();
   }
+}
+
+// docs/metrics.md's table of the algorithms' numbers is what their registrations declare.
+TEST(AgentRegistry, TheMetricsPageListsWhatEveryAlgorithmDeclares) {
+  std::stringstream page;
+  page << std::ifstream(std::string(MOONSEED_SOURCE_DIR) + "/docs/metrics.md").rdbuf();
+  EXPECT_EQ(with_algorithm_metrics(page.str()), page.str())
+      << "docs/metrics.md differs from the registrations: cmake --build build --target metrics_docs";
+  for (const std::string& algo : {"vtrace", "appo", "r2d2"}) EXPECT_FALSE(algorithm_metrics(algo).empty()) << algo;
+  EXPECT_NE(algorithm_metrics_markdown().find("| `clip_fraction` | fraction (0 to 1) | appo | "), std::string::npos);
+  EXPECT_THROW(with_algorithm_metrics("no markers"), std::invalid_argument);
 }
 
 }  // namespace
