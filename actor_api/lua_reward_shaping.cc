@@ -8,13 +8,13 @@
 
 #include "engine/config/actor_config.h"
 #include "rpc/messages.h"
-#include "scripts/call_watchdog.h"
-#include "scripts/reward_shaper.h"
+#include "scripts/state/call_watchdog.h"
+#include "scripts/state/reward_shaper.h"
 
 namespace moonseed::actor_api {
 namespace {
 
-// Reward shaping written in Lua (scripts/reward_shaper.h, one LuaJIT state for
+// Reward shaping written in Lua (scripts/state/reward_shaper.h, one LuaJIT state for
 // the process), plugged into the actor loop, which knows neither Lua nor the
 // payload: decodes the learner's boundary config and hands the shaper the
 // wire flags as three arrays. Every call into Lua runs under a watchdog: one

@@ -26,7 +26,7 @@
 #include "engine/group/c10d_group.h"
 #include "engine/learner/learner.h"
 #include "models/policy_net.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/e2e/process.h"
 
 namespace moonseed::bench {

@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "bench/bench_util.h"
-#include "scripts/call_watchdog.h"
+#include "scripts/state/call_watchdog.h"
 #include "envs/env.h"
 #include "rpc/messages.h"
-#include "scripts/reward_shaper.h"
+#include "scripts/state/reward_shaper.h"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include "engine/vtrace/vtrace_loss.h"
 #include "envs/env.h"
 #include "models/policy_net.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/e2e/process.h"
 
 namespace {

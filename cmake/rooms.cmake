@@ -149,7 +149,7 @@ function(moonseed_algorithm_agent target)
 endfunction()
 
 # moonseed_algorithm_lua(<target> [SOURCES ...] [TORCH_SOURCES ...] LINK ...): an
-# algorithm's Lua helpers (scripts/lua_helpers.h) as a room of its own, linked whole
+# algorithm's Lua helpers (scripts/state/lua_helpers.h) as a room of its own, linked whole
 # into moonseed_scripts (scripts/CMakeLists.txt). LINK moonseed_engine (not the
 # algorithm's library, which moonseed_engine already links whole) and moonseed_lua.
 function(moonseed_algorithm_lua target)

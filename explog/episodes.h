@@ -1,7 +1,7 @@
 // Episodes of an experience log: the records (unrolls) with the same actor,
 // env and episode id, grouped with their step count, return and how they
 // end. One definition for `moonseed log ls` (cli/launcher/log_ls.cc) and ms.log's
-// episodes() (scripts/lua_log_api.cc).
+// episodes() (scripts/api/lua_log_api.cc).
 //
 // An episode's records need not be contiguous (actors interleave) nor all be
 // in the log (a filter, a torn tail, a log that starts mid-run): has_first

@@ -9,9 +9,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "scripts/lua_api.h"
-#include "scripts/lua_control_api.h"
-#include "scripts/lua_state.h"
+#include "scripts/api/lua_api.h"
+#include "scripts/api/lua_control_api.h"
+#include "scripts/state/lua_state.h"
 
 namespace moonseed::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include "cli/common/commands.h"
 #include "cli/console/line_editor.h"
 #include "cli/console/lua_repl.h"
-#include "scripts/lua_state.h"
+#include "scripts/state/lua_state.h"
 
 namespace moonseed::cli {
 

@@ -9,7 +9,7 @@
 #include "base/text.h"
 #include "cli/engine/best_checkpoint.h"
 #include "engine/run/checkpoint_manifest.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 
 namespace moonseed::cli {
 namespace {

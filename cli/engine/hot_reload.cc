@@ -8,7 +8,7 @@
 #include "base/text.h"
 #include "engine/config/diff.h"
 #include "engine/learner/algorithms.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 
 namespace moonseed::cli {
 namespace {

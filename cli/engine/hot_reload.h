@@ -40,8 +40,8 @@
 #include "engine/learner/learner.h"
 #include "engine/run/metrics_log.h"
 #include "engine/run/run_directory.h"
-#include "scripts/experiment_loader.h"
-#include "scripts/source_watcher.h"
+#include "scripts/loader/experiment_loader.h"
+#include "scripts/loader/source_watcher.h"
 
 namespace moonseed::cli {
 

@@ -27,7 +27,7 @@
 #include "cli/engine/launch.h"
 #include "cli/common/log_text.h"
 #include "engine/config/schema.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 
 namespace moonseed::cli {
 namespace {

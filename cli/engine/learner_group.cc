@@ -23,7 +23,7 @@
 #include "curves/metrics_row.h"
 #include "rpc/address.h"
 #include "engine/group/c10d_group.h"
-#include "scripts/sha256.h"
+#include "scripts/loader/sha256.h"
 
 extern char** environ;
 

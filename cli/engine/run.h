@@ -38,7 +38,7 @@
 #include "engine/run/metrics_log.h"
 #include "engine/run/run_directory.h"
 #include "envs/spec.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 
 namespace moonseed {
 namespace dashboard {

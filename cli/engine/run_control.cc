@@ -10,7 +10,7 @@
 #include "engine/config/schedule_text.h"
 #include "engine/config/schedule.h"
 #include "engine/config/diff.h"
-#include "scripts/lua_schedules.h"
+#include "scripts/api/lua_schedules.h"
 #include "engine/config/schema.h"
 #include "engine/config/values.h"
 

@@ -11,7 +11,7 @@
 //                              "ranks": each rank's numbers and the age of its report
 //   get [FIELD]                a field's value (all fields without one)
 //   set FIELD VALUE            like `FIELD=VALUE` on the command line (VALUE plain or a
-//                              Lua expression, scripts/config_overrides.h), applied as a
+//                              Lua expression, scripts/loader/config_overrides.h), applied as a
 //                              hot reload: validated, restart-only fields and fields of
 //                              the other algorithm refused (cli/engine/hot_reload.h)
 //   reload                     load the script again now

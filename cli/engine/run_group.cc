@@ -24,7 +24,7 @@
 #include "engine/group/c10d_group.h"
 #include "engine/learner/learner.h"
 #include "models/device.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 
 namespace moonseed::cli {
 

@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "cli/common/commands.h"
-#include "scripts/script_runner.h"
+#include "scripts/api/script_runner.h"
 
 namespace moonseed::cli {
 

@@ -1,5 +1,5 @@
 // What makes an ExperimentConfig unrunnable, found in one place for every way
-// a config is made: the loader (scripts/experiment_loader.h) reports these
+// a config is made: the loader (scripts/loader/experiment_loader.h) reports these
 // problems at the file:line each field was set, and the learner refuses a
 // config built in C++ (tests, tools) that has any, so no rule is written twice.
 //

@@ -1,7 +1,7 @@
 // Schedules of numeric hyperparameters: a value that follows the number of env
 // frames trained on (learning rate decay, entropy annealing, ...).
 //
-// Scripts write schedules in Lua (scripts/experiment_loader.h,
+// Scripts write schedules in Lua (scripts/loader/experiment_loader.h,
 // docs/lua-api.md "Schedules"); a Lua function of progress is sampled there,
 // at load time, into a piecewise schedule. What reaches the engine is only
 // this plain data, so evaluating a schedule on the learner runs no Lua,

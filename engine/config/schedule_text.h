@@ -1,6 +1,6 @@
 // Schedules of config fields as text: the Lua literal config.lua holds, the
 // one-line description logs and reload diffs show, and why a field cannot
-// follow a schedule. Reading schedules from a script is scripts/lua_schedules.h.
+// follow a schedule. Reading schedules from a script is scripts/api/lua_schedules.h.
 //
 // Pure functions; thread-safe.
 #pragma once

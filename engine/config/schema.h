@@ -58,7 +58,7 @@ struct FieldSchema {
 
 // `reward_shaping` (RewardShapingConfig) is a Lua function, which no
 // FieldType holds, so it has no FieldSchema: the loader reads it
-// (scripts/shaping_function.h), to_lua writes it back, changed_fields reports
+// (scripts/api/shaping_function.h), to_lua writes it back, changed_fields reports
 // it under this path when its text changes, and docs/config.md lists it.
 inline constexpr const char* kRewardShapingPath = "reward_shaping";
 inline constexpr ReloadClass kRewardShapingReload = ReloadClass::kBoundary;

@@ -32,12 +32,12 @@ std::string lua_literal(const FieldValue& value);
 std::string format_number(double value);
 
 // A list of declared layers as plain Lua tables, as read_layer_list
-// (scripts/lua_layers.h) accepts: {{kind = "linear", out = 64}, "relu"}; and
+// (scripts/api/lua_layers.h) accepts: {{kind = "linear", out = 64}, "relu"}; and
 // as JSON: [{"kind": "linear", "out": 64}, {"kind": "relu"}].
 std::string layer_list_lua(const LayerList& layers);
 std::string layer_list_json(const LayerList& layers);
 
-// A list of env wrappers as plain Lua tables, as read_wrapper_list (scripts/lua_wrappers.h)
+// A list of env wrappers as plain Lua tables, as read_wrapper_list (scripts/api/lua_wrappers.h)
 // accepts: {{kind = "frame_stack", n = 4}}; and as JSON: [{"kind": "frame_stack", "n": 4}].
 std::string wrapper_list_lua(const WrapperList& wrappers);
 std::string wrapper_list_json(const WrapperList& wrappers);

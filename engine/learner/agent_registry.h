@@ -27,7 +27,7 @@ using AgentFactory = std::unique_ptr<Agent> (*)(const ExperimentConfig& config, 
 // "" when the model `config` declares can be built for this algorithm and
 // env (on the CPU), else why not: a layer that does not fit the observation,
 // a recurrent core the algorithm cannot train. The loader reports it at load
-// time (scripts/cross_field_rules.h), before anything starts.
+// time (scripts/loader/cross_field_rules.h), before anything starts.
 using ModelCheck = std::string (*)(const ExperimentConfig& config, const envs::EnvSpec& spec);
 
 // How an algorithm's evaluation envs act (topology.eval_envs_per_actor), which the run's final

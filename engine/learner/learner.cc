@@ -171,7 +171,7 @@ void Learner::Impl::training_loop() {
 }
 
 bool Learner::Impl::train_one_step(int64_t at_frames) {
-  // Schedules were validated at load time (scripts/lua_schedules.h).
+  // Schedules were validated at load time (scripts/api/lua_schedules.h).
   if (!train_cfg.schedules.empty()) apply_schedules(train_cfg, static_cast<double>(at_frames));
   const OptimizerConfig& opt = train_cfg.optimizer;
   double lr = opt.lr;

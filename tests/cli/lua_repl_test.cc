@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "cli/console/lua_repl.h"
-#include "scripts/lua_api.h"
-#include "scripts/lua_state.h"
+#include "scripts/api/lua_api.h"
+#include "scripts/state/lua_state.h"
 
 namespace moonseed::cli {
 namespace {

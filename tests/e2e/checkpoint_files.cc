@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "engine/learner/learner.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 
 namespace moonseed::testing {
 

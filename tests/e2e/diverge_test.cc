@@ -17,7 +17,7 @@
 #include "engine/learner/optimizer.h"
 #include "envs/env.h"
 #include "models/policy_net.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/e2e/checkpoint_files.h"
 #include "tests/e2e/process.h"
 

@@ -17,7 +17,7 @@
 #include "envs/describe.h"
 #include "models/policy_net.h"
 #include "models/q_net.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/e2e/process.h"
 #include "tests/e2e/suite_run.h"
 #include "tests/models/export_check.h"

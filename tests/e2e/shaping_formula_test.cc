@@ -24,7 +24,7 @@
 #include "engine/vtrace/config/vtrace_config.h"
 #include "envs/env.h"
 #include "rpc/server.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/e2e/process.h"
 #include "tests/e2e/recording_learner.h"
 

@@ -1,4 +1,4 @@
--- The env part of the moonseed Lua API (scripts/lua_api.h), run by scripts_test.
+-- The env part of the moonseed Lua API (scripts/api/lua_api.h), run by scripts_test.
 local ms = require "moonseed"
 
 local function same(a, b)

@@ -8,7 +8,7 @@
 
 #include "engine/config/schedule.h"
 #include "engine/vtrace/config/vtrace_config.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/scripts/loader_test_util.h"
 
 namespace moonseed::scripts {

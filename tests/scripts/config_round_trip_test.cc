@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/config/schema.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/scripts/temp_dir.h"
 
 namespace moonseed::scripts {

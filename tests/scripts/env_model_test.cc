@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
 

@@ -7,7 +7,7 @@
 
 #include "engine/config/schema.h"
 #include "engine/config/values.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
 

@@ -1,4 +1,4 @@
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 
 #include <string>
 #include <vector>
@@ -8,7 +8,7 @@
 #include "engine/vtrace/config/vtrace_config.h"
 #include "envs/env.h"
 #include "engine/config/schema.h"
-#include "scripts/lua_state.h"
+#include "scripts/state/lua_state.h"
 #include "tests/engine/config/all_fields_config.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 
 namespace moonseed::scripts::testing {
 

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "scripts/script_runner.h"
+#include "scripts/api/script_runner.h"
 
 namespace moonseed::scripts {
 namespace {

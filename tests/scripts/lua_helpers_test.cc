@@ -1,5 +1,5 @@
-// The algorithms' Lua helpers (scripts/lua_helpers.h): found by name, each once.
-#include "scripts/lua_helpers.h"
+// The algorithms' Lua helpers (scripts/state/lua_helpers.h): found by name, each once.
+#include "scripts/state/lua_helpers.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-// ms.log (scripts/lua_log_api.cc): small logs written with LogWriter into a
+// ms.log (scripts/api/lua_log_api.cc): small logs written with LogWriter into a
 // temp dir, read back by Lua snippets that assert what they see. Every
 // expected value is derived by hand from the record recipe below.
 #include <algorithm>
@@ -13,8 +13,8 @@
 
 #include "explog/reader.h"
 #include "explog/writer.h"
-#include "scripts/lua_api.h"
-#include "scripts/lua_state.h"
+#include "scripts/api/lua_api.h"
+#include "scripts/state/lua_state.h"
 #include "tests/scripts/temp_dir.h"
 
 namespace moonseed::scripts {

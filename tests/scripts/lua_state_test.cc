@@ -1,4 +1,4 @@
-#include "scripts/lua_state.h"
+#include "scripts/state/lua_state.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "scripts/lua_api.h"
+#include "scripts/api/lua_api.h"
 #include "tests/scripts/temp_dir.h"
 
 namespace moonseed::scripts {

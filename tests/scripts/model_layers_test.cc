@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "engine/config/values.h"
-#include "scripts/lua_layers.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/api/lua_layers.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
 

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/r2d2/config/r2d2_config.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
 

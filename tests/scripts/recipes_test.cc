@@ -17,10 +17,10 @@
 
 #include "envs/env.h"
 #include "engine/vtrace/config/vtrace_config.h"
-#include "scripts/experiment_loader.h"
-#include "scripts/lua_state.h"
-#include "scripts/sha256.h"
-#include "scripts/source_locator.h"
+#include "scripts/loader/experiment_loader.h"
+#include "scripts/state/lua_state.h"
+#include "scripts/loader/sha256.h"
+#include "scripts/api/source_locator.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
 

@@ -1,5 +1,5 @@
 // The actors' Lua side of reward shaping, on real arrays.
-#include "scripts/reward_shaper.h"
+#include "scripts/state/reward_shaper.h"
 
 #include <cstdint>
 #include <string>

@@ -12,10 +12,10 @@
 
 #include "tests/scripts/shaping_test_util.h"
 
-#include "scripts/call_watchdog.h"
-#include "scripts/experiment_loader.h"
-#include "scripts/lua_state.h"
-#include "scripts/reward_shaper.h"
+#include "scripts/state/call_watchdog.h"
+#include "scripts/loader/experiment_loader.h"
+#include "scripts/state/lua_state.h"
+#include "scripts/state/reward_shaper.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"
 

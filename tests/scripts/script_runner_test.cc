@@ -1,4 +1,4 @@
-#include "scripts/script_runner.h"
+#include "scripts/api/script_runner.h"
 
 #include <filesystem>
 #include <string>

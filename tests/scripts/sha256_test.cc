@@ -1,4 +1,4 @@
-#include "scripts/sha256.h"
+#include "scripts/loader/sha256.h"
 
 #include <cstdio>
 #include <stdexcept>

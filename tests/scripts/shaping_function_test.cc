@@ -1,7 +1,7 @@
 // `reward_shaping` in experiment scripts: the loader keeps the function's exact
 // text, refuses what cannot run in another process, writes it back in
 // config.lua and sees it change.
-#include "scripts/shaping_function.h"
+#include "scripts/api/shaping_function.h"
 
 #include <string>
 #include <vector>
@@ -10,8 +10,8 @@
 
 #include "engine/config/diff.h"
 #include "engine/config/schema.h"
-#include "scripts/experiment_loader.h"
-#include "scripts/lua_state.h"
+#include "scripts/loader/experiment_loader.h"
+#include "scripts/state/lua_state.h"
 #include "tests/engine/config/all_fields_config.h"
 #include "tests/scripts/loader_test_util.h"
 #include "tests/scripts/temp_dir.h"

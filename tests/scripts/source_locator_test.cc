@@ -1,4 +1,4 @@
-#include "scripts/source_locator.h"
+#include "scripts/api/source_locator.h"
 
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 // core.r2d2, and so ms.r2d2: R2D2's math (engine/r2d2/r2d2.h) on one stream of plain Lua
-// arrays, in double precision, registered as R2D2's Lua helpers (scripts/lua_helpers.h).
+// arrays, in double precision, registered as R2D2's Lua helpers (scripts/state/lua_helpers.h).
 //
 //   r2d2.value_rescale(x [, eps])          x a number or an array -> the same shape
 //   r2d2.inverse_value_rescale(x [, eps])
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "engine/r2d2/r2d2.h"
-#include "scripts/lua_arrays.h"
-#include "scripts/lua_helpers.h"
-#include "scripts/lua_state.h"
+#include "scripts/state/lua_arrays.h"
+#include "scripts/state/lua_helpers.h"
+#include "scripts/state/lua_state.h"
 
 namespace moonseed::scripts {
 namespace {

@@ -1,12 +1,12 @@
 // core.vtrace.targets, and so ms.vtrace.targets: V-trace's targets (engine/vtrace/vtrace.h) on
-// plain Lua arrays, registered as V-trace's Lua helpers (scripts/lua_helpers.h).
+// plain Lua arrays, registered as V-trace's Lua helpers (scripts/state/lua_helpers.h).
 #include <string>
 #include <vector>
 
 #include "engine/vtrace/targets/vtrace.h"
-#include "scripts/lua_arrays.h"
-#include "scripts/lua_helpers.h"
-#include "scripts/lua_state.h"
+#include "scripts/state/lua_arrays.h"
+#include "scripts/state/lua_helpers.h"
+#include "scripts/state/lua_state.h"
 
 namespace moonseed::scripts {
 namespace {

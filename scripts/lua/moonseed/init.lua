@@ -8,7 +8,7 @@
 --   }
 --
 -- The helpers only tag tables and record where they were written: the engine
--- (scripts/experiment_loader.h) validates every field against its schema and
+-- (scripts/loader/experiment_loader.h) validates every field against its schema and
 -- uses the recorded file:line to point its errors at the script. A plain
 -- `return { ... }` works too; the helpers just make the errors more precise.
 --

@@ -85,7 +85,7 @@ end
 -- A Lua value as override text: numbers, booleans and strings as plain text,
 -- typed by the schema on the other side; a table (a list, a schedule from
 -- ms.linear, layers) as the Lua constructor that builds it, which the loader
--- evaluates as a script's value (scripts/config_overrides.h).
+-- evaluates as a script's value (scripts/loader/config_overrides.h).
 local function value_text(v, nested)
   local t = type(v)
   if t == "number" then return ("%.17g"):format(v) end

@@ -1,4 +1,4 @@
--- The sandbox of experiment scripts and recipes (see scripts/lua_state.h).
+-- The sandbox of experiment scripts and recipes (see scripts/state/lua_state.h).
 -- LuaState runs this file once, before any user code, when it is created with
 -- Sandbox::kOn. It keeps a recipe from changing the machine by accident: it
 -- removes what writes files or runs programs and keeps what only reads.

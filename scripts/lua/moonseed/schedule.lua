@@ -1,7 +1,7 @@
 -- Schedules of numeric hyperparameters (docs/lua-api.md "Schedules").
 --
 -- Each builder turns its friendly arguments into the one schedule table the
--- engine reads (scripts/lua_schedules.h):
+-- engine reads (scripts/api/lua_schedules.h):
 --   { schedule = KIND, axis = "frames" | "progress", points = { {x, value}, ... } }
 -- The engine then checks the points (order, range of the field) and names the
 -- field in its errors; this file only checks the arguments' shape. Errors are

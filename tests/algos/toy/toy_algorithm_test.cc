@@ -21,8 +21,8 @@
 #include "engine/learner/agent_registry.h"
 #include "engine/learner/algorithms.h"
 #include "rpc/client.h"
-#include "scripts/config_error.h"
-#include "scripts/experiment_loader.h"
+#include "scripts/api/config_error.h"
+#include "scripts/loader/experiment_loader.h"
 #include "tests/algos/toy/toy_config.h"
 #include "tests/engine/learner/served.h"
 

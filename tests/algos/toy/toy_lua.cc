@@ -1,6 +1,6 @@
-// ms.toy.double(x): the toy algorithm's Lua helper (scripts/lua_helpers.h).
-#include "scripts/lua_helpers.h"
-#include "scripts/lua_state.h"
+// ms.toy.double(x): the toy algorithm's Lua helper (scripts/state/lua_helpers.h).
+#include "scripts/state/lua_helpers.h"
+#include "scripts/state/lua_state.h"
 
 namespace moonseed::toy {
 namespace {
