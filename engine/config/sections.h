@@ -3,9 +3,9 @@
 // its schema rows (engine/config/section_registry.h); ExperimentConfig holds one value of each,
 // read as config.section<R2d2Config>(). Nothing here knows any algorithm.
 //
-// Thread-safety: as a plain value. The const get never changes the store; the non-const get
-// adds the section's default when it is missing, which only a config made before the sections
-// were registered (during static initialisation) can be.
+// Thread-safety: as a plain value. Neither get changes the store when the section is there; the
+// non-const get adds the section's default when it is missing, which only a config made before
+// the sections were registered (during static initialisation) can be.
 #pragma once
 
 #include <any>
@@ -30,11 +30,13 @@ class Sections {
     return *std::any_cast<S>(&found->second);
   }
 
+  // Looks the section up without changing the store when it is there (as every registered
+  // section is, from construction), so two threads may read one config through this too.
   template <class S>
   S& get() {
-    std::any& value = values_[S::kName];
-    if (!value.has_value()) value = S{};
-    return *std::any_cast<S>(&value);
+    auto found = values_.find(S::kName);
+    if (found == values_.end()) found = values_.emplace(S::kName, S{}).first;
+    return *std::any_cast<S>(&found->second);
   }
 
  private:
