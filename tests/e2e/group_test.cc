@@ -225,6 +225,24 @@ TEST(LearnerGroup, TwoR2d2RanksEachWithItsOwnReplayTrainOneModel) {
             last_string(dir + "/ranks/1/metrics.jsonl", "weights_hash"));
 }
 
+// APPO takes appo.epochs x appo.minibatches all-reduced updates per batch on every rank: the ranks
+// end bit for bit equal. (A rank without a batch in a round takes as many zero-gradient updates:
+// AppoAgent.ABatchTakesEpochsTimesMinibatchesStepsAndCountsItsFramesOnce counts them.)
+TEST(LearnerGroup, TwoAppoRanksTakeTheSameUpdatesAndEndWithEqualWeights) {
+  TrainingRun run(std::string(MOONSEED_SOURCE_DIR) + "/examples/cartpole_appo.lua",
+                  {"log.interval_s=0.25", "stop.return_mean=0", "topology.learners=2"});
+  ChildProcess learner(run.args({"stop.frames=60000"}), run.log);
+  ASSERT_EQ(learner.wait(280), std::optional<int>(0)) << read_file(run.log);
+  const std::string dir = run.run_dir();
+  const std::vector<MetricsRow> rows = run.metrics();
+  EXPECT_GT(last(rows, "optimizer_steps"), 5) << read_file(run.log);
+  EXPECT_GT(last(rows, "rank1_frames"), 0);
+  EXPECT_GE(last(rows, "clip_fraction"), 0);
+  const std::string rank0 = last_string(dir + "/metrics.jsonl", "weights_hash");
+  ASSERT_FALSE(rank0.empty()) << read_file(run.log);
+  EXPECT_EQ(rank0, last_string(dir + "/ranks/1/metrics.jsonl", "weights_hash")) << read_file(dir + "/ranks/1/run.log");
+}
+
 TEST(LearnerGroup, AKilledRankStopsTheGroupNamingItAndResumeRestartsTheGroup) {
   GroupRun run;
   ChildProcess learner(run.args({kUntilStopped, "checkpoint.interval_s=1"}), run.log);

@@ -266,14 +266,16 @@ MetricsRow warm_start_event(const std::string& run_dir) {
   return {};
 }
 
-TEST(WarmStartEndToEnd, AVtraceRunClonedFromARecordedTeacherStartsWhereTheTeacherWas) {
+// A run of `example` (an actor-critic: V-trace or APPO) warm-started from the recorded log of a
+// V-trace teacher that learned CartPole: 300 steps of its loss plus behaviour cloning.
+void student_starts_where_the_teacher_was(const std::string& example) {
   RecordedCartpole teacher;
   // However long it takes the teacher to learn: the bound only fails a run that does not.
   ChildProcess t(teacher.args({"stop.return_mean=400"}), teacher.log);
   ASSERT_EQ(t.wait(240), std::optional<int>(0)) << read_file(teacher.log);
   ASSERT_GE(last(teacher.metrics(), "return_mean"), 400) << read_file(teacher.log);
 
-  TrainingRun student(kSource + "/examples/cartpole_vtrace.lua", {"log.interval_s=0.25", "stop.return_mean=0"},
+  TrainingRun student(kSource + "/examples/" + example, {"log.interval_s=0.25", "stop.return_mean=0"},
                       "moonseed-warm");
   // 64000 frames are 1000 steps of each of the 64 envs: every env ends an
   // episode (CartPole cuts them at 500 steps), so a row counts 64 episodes.
@@ -298,6 +300,14 @@ TEST(WarmStartEndToEnd, AVtraceRunClonedFromARecordedTeacherStartsWhereTheTeache
     }
   }
   EXPECT_GE(early, 100) << out;
+}
+
+TEST(WarmStartEndToEnd, AVtraceRunClonedFromARecordedTeacherStartsWhereTheTeacherWas) {
+  student_starts_where_the_teacher_was("cartpole_vtrace.lua");
+}
+
+TEST(WarmStartEndToEnd, AnAppoRunClonedFromARecordedTeacherStartsWhereTheTeacherWas) {
+  student_starts_where_the_teacher_was("cartpole_appo.lua");
 }
 
 TEST(WarmStartEndToEnd, AnR2d2RunPrefillsItsReplayFromARecordedLog) {
