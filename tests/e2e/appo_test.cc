@@ -1,7 +1,7 @@
 // APPO end to end (docs/appo.md): the real `moonseed` binary with examples/cartpole_appo.lua,
 // real actor processes over Unix sockets. It solves CartPole; its run takes a hot `appo.*`
 // field from `moonseed ctl` and refuses a restart-only one, and evaluates and exports like any
-// other run, its export naming the algorithm.
+// other run, its export naming the algorithm; a Gaussian policy balances the MuJoCo pendulum.
 #include <optional>
 #include <string>
 #include <vector>
