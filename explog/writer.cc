@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "base/thread_name.h"
 #include "explog/writer_segment.h"
 
 namespace moonseed::explog {
@@ -74,9 +75,15 @@ LogWriter::LogWriter(const LogSchema& schema, WriterOptions options)
   }
   active_compressors_ = options_.compress_threads;
   for (int i = 0; i < options_.compress_threads; ++i) {
-    compressors_.emplace_back([this] { compress_loop(); });
+    compressors_.emplace_back([this] {
+      base::set_thread_name("ms-log-compress");
+      compress_loop();
+    });
   }
-  writer_ = std::thread([this] { write_loop(); });
+  writer_ = std::thread([this] {
+    base::set_thread_name("ms-log-write");
+    write_loop();
+  });
 }
 
 LogWriter::~LogWriter() {

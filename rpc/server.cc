@@ -17,6 +17,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "base/thread_name.h"
 #include "base/log.h"
 #include "base/mutex.h"
 #include "rpc/session.h"
@@ -141,7 +142,10 @@ class Server::Impl final : public detail::SessionHost {
     if (stop_requested_) throw std::logic_error("Server::start after stop()");
     started_ = true;
     for (int i = 0; i < options_.io_threads; ++i) {
-      threads_.emplace_back([this] { run_io(); });
+      threads_.emplace_back([this] {
+        base::set_thread_name("ms-io");
+        run_io();
+      });
     }
   }
 

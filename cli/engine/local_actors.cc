@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/thread_name.h"
 #include "base/log.h"
 #include "cli/engine/actor_memory.h"
 
@@ -163,9 +164,18 @@ void LocalActors::start() {
   base::MutexLock lock(mu_);
   oom_samples_.emplace_back(now_s(), kernel_oom_kills());
   for (int id = 0; id < options_.count; ++id) slots_[static_cast<size_t>(id)].pid = spawn(id);
-  reaper_ = std::thread([this] { reap(); });
-  starter_ = std::thread([this] { start_due(); });
-  watcher_ = std::thread([this] { watch_memory(); });
+  reaper_ = std::thread([this] {
+    base::set_thread_name("ms-actor-reap");
+    reap();
+  });
+  starter_ = std::thread([this] {
+    base::set_thread_name("ms-actor-start");
+    start_due();
+  });
+  watcher_ = std::thread([this] {
+    base::set_thread_name("ms-actor-mem");
+    watch_memory();
+  });
 }
 
 int64_t LocalActors::oom_kills_before(double now) const {

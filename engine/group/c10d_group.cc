@@ -19,6 +19,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include "base/thread_name.h"
 #include "base/log.h"
 #include "base/text.h"
 
@@ -169,7 +170,10 @@ C10dGroup::C10dGroup(GroupOptions options)
     watch_->store_answered = std::chrono::steady_clock::now();
     watch_->reports.assign(static_cast<size_t>(n), std::nullopt);
   }
-  watchdog_ = std::thread([w = watch_] { watch(w); });
+  watchdog_ = std::thread([w = watch_] {
+    base::set_thread_name("ms-group-watch");
+    watch(w);
+  });
 }
 
 C10dGroup::~C10dGroup() { leave(/*wait_for_others=*/false); }

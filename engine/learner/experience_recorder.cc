@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/thread_name.h"
 #include "explog/reader.h"
 #include "envs/env.h"
 
@@ -151,7 +152,10 @@ ExperienceRecorder::ExperienceRecorder(const RecordConfig& config, const std::st
   } catch (const std::exception& e) {
     stats_.error = e.what();
   }
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    base::set_thread_name("ms-record");
+    run();
+  });
 }
 
 ExperienceRecorder::~ExperienceRecorder() { close(); }

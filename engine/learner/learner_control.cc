@@ -1,6 +1,7 @@
 // The public Learner API (learner.h) over Learner::Impl (learner_impl.h):
 // construction, start and stop, restore and checkpoints, hot config, pause,
 // evaluation and the counters. The threads it starts are in learner.cc.
+#include "base/thread_name.h"
 #include "engine/learner/learner_impl.h"
 #include "engine/run/checkpoint_manifest.h"
 #include "envs/describe.h"
@@ -149,8 +150,14 @@ void Learner::start() {
   Impl& m = *impl_;
   if (m.started) return;
   m.started = true;
-  m.inference_thread = std::thread([&m] { m.inference_loop(); });
-  m.training_thread = std::thread([&m] { m.training_loop(); });
+  m.inference_thread = std::thread([&m] {
+    base::set_thread_name("ms-infer");
+    m.inference_loop();
+  });
+  m.training_thread = std::thread([&m] {
+    base::set_thread_name("ms-train");
+    m.training_loop();
+  });
 }
 
 void Learner::stop() {

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "base/thread_name.h"
+
 namespace moonseed::engine {
 
 namespace {
@@ -130,7 +132,10 @@ Prefetcher::Prefetcher(BoundedQueue<UnrollPtr>& unrolls, const UnrollShape& shap
       unrolls_(unrolls),
       batches_(checked_capacity(batch_size, batch_capacity)),
       sink_(std::move(sink)),
-      thread_([this] { run(); }) {}
+      thread_([this] {
+        base::set_thread_name("ms-prefetch");
+        run();
+      }) {}
 
 Prefetcher::~Prefetcher() { stop(); }
 

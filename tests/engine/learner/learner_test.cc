@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -62,6 +63,33 @@ uint64_t exchange(rpc::Client& client, uint64_t seq, uint64_t config_version, co
 
 uint64_t step(rpc::Client& client, uint64_t seq, uint64_t config_version, bool first) {
   return exchange(client, seq, config_version, std::vector<uint8_t>(2, first ? envs::kFirst : 0), first ? 0.f : 1.f);
+}
+
+// The learner's threads carry names (top -H, perf, bench/scaling_curves.py read them).
+TEST(Learner, ItsThreadsAreNamed) {
+  Served s(small_config());
+  const auto names = [] {
+    std::vector<std::string> all;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream in(task.path() / "comm");
+      std::string name;
+      std::getline(in, name);
+      all.push_back(name);
+    }
+    return all;
+  };
+  const std::vector<std::string> expected = {"ms-infer", "ms-train", "ms-prefetch", "ms-io"};
+  // A thread names itself once it runs: give the new ones a moment.
+  std::vector<std::string> seen;
+  for (int i = 0; i < 500; ++i) {
+    seen = names();
+    if (std::all_of(expected.begin(), expected.end(),
+                    [&](const std::string& e) { return std::find(seen.begin(), seen.end(), e) != seen.end(); })) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (const std::string& e : expected) EXPECT_NE(std::find(seen.begin(), seen.end(), e), seen.end()) << e;
 }
 
 TEST(Learner, HotConfigReachesActorsAndTheNextTrainingStep) {
