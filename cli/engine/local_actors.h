@@ -9,7 +9,7 @@
 // over its memory limit). Each is reaped the moment it happens and printed
 // with the slot's env and the failure.
 //
-// Restarts (RestartPolicy, a pure function of the slot's deaths and a clock):
+// Restarts (RestartPolicy, a pure function of the slot's deaths and a clock; actor_deaths.cc):
 // every slot has its own schedule. The first half of `deaths_to_park` deaths
 // within `window_s` restart at once (an occasional crash or kill -9 costs
 // nothing); the next ones wait 1 s, doubling to max_backoff_s; the
