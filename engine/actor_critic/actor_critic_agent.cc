@@ -216,6 +216,10 @@ TrainReport ActorCriticAgent::train_without_batch(const ExperimentConfig& config
 
 double ActorCriticAgent::apply_gradients(const ExperimentConfig& config) {
   if (gradient_hook_) gradient_hook_(params_);
+  return clip_and_step(config);
+}
+
+double ActorCriticAgent::clip_and_step(const ExperimentConfig& config) {
   const double norm = clip_grad_norm(params_, config.optimizer.max_grad_norm);
   if (!std::isfinite(norm)) return norm;
   base::WriterMutexLock weights(weights_mu_);
@@ -288,11 +292,7 @@ WarmStartReport ActorCriticAgent::warm_start(LogUnrolls& log, const ExperimentCo
     WarmStartLoss loss = warm_start_loss(batch, config);
     optimizer_->zero_grad();
     loss.total.backward();
-    if (!std::isfinite(clip_grad_norm(params_, config.optimizer.max_grad_norm))) continue;
-    {
-      base::WriterMutexLock weights(weights_mu_);
-      optimizer_->step();
-    }
+    if (!std::isfinite(clip_and_step(config))) continue;  // a warm start runs alone: no gradient hook
     report.loss_last = loss.total.item<double>();
     report.bc_last = loss.bc;
     if (report.steps == 0) {

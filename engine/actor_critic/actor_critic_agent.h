@@ -107,6 +107,9 @@ class ActorCriticAgent : public Agent {
     torch::Tensor prev_action, prev_reward;
   };
 
+  // Clipping and the optimizer step under the weights lock (apply_gradients without the hook);
+  // the norm before clipping, the step skipped when it is not finite.
+  double clip_and_step(const ExperimentConfig& config);
   bool is_eval(int slot) const {
     return static_cast<size_t>(slot) < eval_slot_.size() && eval_slot_[static_cast<size_t>(slot)];
   }

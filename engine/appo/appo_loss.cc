@@ -19,13 +19,8 @@ AppoTargets AppoTargets::select(const torch::Tensor& index) const {
 AppoTargets appo_targets(models::PolicyNet& model, const UnrollBatch& batch, const AppoConfig& config) {
   torch::NoGradGuard no_grad;
   const UnrollOutputs out = unroll_outputs(model, batch, "appo_loss");
-  VTraceParams params;
-  params.lambda = config.lambda;
-  params.rho_clip = config.rho_clip;
-  params.pg_rho_clip = config.pg_rho_clip;
-  params.c_clip = config.c_clip;
   torch::Tensor rhos;
-  const VTraceOutput vtrace = batch_vtrace_targets(out, batch, config.gamma, params, &rhos);
+  const VTraceOutput vtrace = batch_vtrace_targets(out, batch, config.gamma, vtrace_params(config), &rhos);
   AppoTargets targets;
   targets.vs = vtrace.vs;
   targets.advantages = vtrace.pg_advantages;

@@ -7,15 +7,6 @@
 
 namespace moonseed::engine {
 
-VTraceParams vtrace_params(const VTraceConfig& config) {
-  VTraceParams params;
-  params.lambda = config.lambda;
-  params.rho_clip = config.rho_clip;
-  params.pg_rho_clip = config.pg_rho_clip;
-  params.c_clip = config.c_clip;
-  return params;
-}
-
 LossTerms vtrace_loss(models::PolicyNet& model, const UnrollBatch& batch,
                       const VTraceConfig& config, double bc_cost) {
   const UnrollOutputs out = unroll_outputs(model, batch, "vtrace_loss");

@@ -46,7 +46,5 @@ struct LossTerms {
 LossTerms vtrace_loss(models::PolicyNet& model, const UnrollBatch& batch,
                       const VTraceConfig& config, double bc_cost = 0);
 
-// The section's lambda and clips.
-VTraceParams vtrace_params(const VTraceConfig& config);
 
 }  // namespace moonseed::engine

@@ -14,6 +14,17 @@ namespace moonseed::engine {
 // (no gradient): log rho_t from out.logpi and the behaviour's log-probs, discounts
 // gamma * (1 - terminated_t) * valid_t, bootstrapping from V(x_T). `rhos`, when given, gets
 // exp(log rho_t) ([T, B], 1 on invalid steps). APPO computes its advantages with it too.
+// The lambda and clips of a section that has V-trace's fields under their names (`vtrace`, `appo`).
+template <class Section>
+VTraceParams vtrace_params(const Section& section) {
+  VTraceParams params;
+  params.lambda = section.lambda;
+  params.rho_clip = section.rho_clip;
+  params.pg_rho_clip = section.pg_rho_clip;
+  params.c_clip = section.c_clip;
+  return params;
+}
+
 VTraceOutput batch_vtrace_targets(const UnrollOutputs& out, const UnrollBatch& batch, double gamma,
                                   const VTraceParams& params, torch::Tensor* rhos = nullptr);
 

@@ -41,17 +41,9 @@ double metric(const TrainReport& report, const std::string& name) {
   return it == report.metrics.end() ? -1 : it->value;
 }
 
-// Two CartPole envs playing one long episode each: 12 steps make 4 unrolls per env, 2 batches.
-void play(Agent& agent) {
-  for (int t = 0; t <= 12; ++t) {
-    for (int slot = 0; slot < 2; ++slot) {
-      const torch::Tensor obs = torch::randn({1, 4});
-      agent.observe(slot, static_cast<const uint8_t*>(obs.data_ptr()), t == 0 ? 0.f : 1.f,
-                    t == 0 ? envs::kFirst : 0, 0, 1.f);
-      agent.act({slot}, obs, 0);
-    }
-  }
-}
+// Two CartPole envs playing one long episode each (longer than the 13 steps played): 13
+// observations make 4 unrolls of 3 steps per env, 2 batches.
+void play(Agent& agent) { play_episodes(agent, 13, {1000, 1000}); }
 
 TEST(AppoAgent, ABatchTakesEpochsTimesMinibatchesStepsAndCountsItsFramesOnce) {
   torch::manual_seed(4);
